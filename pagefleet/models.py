@@ -1,0 +1,142 @@
+"""The objects the parts exchange: pydantic models, free of boto and of Lambda.
+
+A job is one upload. The splitter writes its :class:`JobManifest` and one :class:`ChunkMessage`
+per page range; a runner writes one :class:`ChunkResult` per chunk; the completion step writes
+the :class:`JobRecord` users read next to their Markdown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pagefleet.errors import ErrorCode
+
+JobStatus = Literal["done", "partial", "failed"]
+ChunkStatus = Literal["done", "failed"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ErrorInfo(_Model):
+    code: ErrorCode
+    message: str
+
+
+class Source(_Model):
+    """One upload of one key. Its identity (not its content) names the job."""
+
+    bucket: str
+    key: str
+    etag: str
+    version_id: str | None = None
+    # Tells two uploads of identical bytes apart where the bucket is unversioned.
+    sequencer: str | None = None
+    event_time: str | None = None
+    size: int | None = None
+
+    @property
+    def job_id(self) -> str:
+        """Same upload -> same id, however often its event arrives (rule 1)."""
+        upload = self.version_id or f"{self.etag}/{self.sequencer or self.event_time or ''}"
+        digest = hashlib.sha256(f"{self.bucket}\0{self.key}\0{upload}".encode()).hexdigest()
+        return digest[:24]
+
+
+class ChunkSpec(_Model):
+    """Pages ``first_page``..``last_page`` (1-based, inclusive) of the source."""
+
+    index: int
+    first_page: int
+    last_page: int
+
+    @property
+    def pages(self) -> int:
+        return self.last_page - self.first_page + 1
+
+
+class JobManifest(_Model):
+    job_id: str
+    rel: str
+    source: Source
+    pages: int
+    chunks: list[ChunkSpec]
+    created_at: float
+    split_s: float
+
+
+class ChunkMessage(_Model):
+    """The body of one message on the chunks queue."""
+
+    job_id: str
+    bucket: str
+    chunk: ChunkSpec
+    chunk_count: int
+    sent_at: float
+
+
+class PageContent(_Model):
+    """One converted page: final Markdown (marker) or a layout rendered at assembly."""
+
+    number: int
+    markdown: str | None = None
+    layout: dict[str, Any] | None = None
+    ocr: bool = False
+
+
+class ChunkResult(_Model):
+    job_id: str
+    chunk: ChunkSpec
+    status: ChunkStatus
+    attempts: int
+    converter: str
+    converter_version: str
+    pages: list[PageContent] = Field(default_factory=list)
+    assets: list[str] = Field(default_factory=list, description="names under jobs/<id>/assets/")
+    error: ErrorInfo | None = None
+    queue_wait_s: float = 0.0
+    convert_s: float = 0.0
+    upload_s: float = 0.0
+    finished_at: float = 0.0
+
+
+class ChunkRecord(_Model):
+    """A chunk as the job record reports it."""
+
+    index: int
+    first_page: int
+    last_page: int
+    status: ChunkStatus
+    attempts: int
+    seconds: float
+    error: ErrorInfo | None = None
+
+
+class StageTimings(_Model):
+    split_s: float = 0.0
+    queue_wait_s: float = 0.0
+    convert_s: float = 0.0
+    result_upload_s: float = 0.0
+    assemble_s: float = 0.0
+    total_s: float = 0.0
+
+
+class JobRecord(_Model):
+    """``outbox/<rel>.json``: written last, so its presence means the job is over."""
+
+    status: JobStatus
+    job_id: str
+    source: Source
+    pages: int
+    chunks: list[ChunkRecord] = Field(default_factory=list)
+    converter: str | None = None
+    converter_version: str | None = None
+    ocr_pages: list[int] = Field(default_factory=list)
+    markdown: str | None = None
+    timings: StageTimings = Field(default_factory=StageTimings)
+    error: ErrorInfo | None = None
+    finished_at: float = 0.0

@@ -1,0 +1,65 @@
+"""Every knob of pagefleet, read from ``PAGEFLEET_*`` environment variables.
+
+`.env.example` lists each with its default; `tests/test_settings.py` checks the two stay in step.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Settings shared by the handlers, the runner and the local stack."""
+
+    model_config = SettingsConfigDict(env_prefix="PAGEFLEET_", extra="ignore")
+
+    # --- where things live ---
+    endpoint_url: str | None = Field(
+        None, description="S3/SQS endpoint other than AWS's (a moto server); unset means AWS."
+    )
+    region: str = Field("us-east-1", description="AWS region of the bucket and queues.")
+    bucket: str = Field("pagefleet", description="Bucket holding inbox/, outbox/ and jobs/.")
+    queue_prefix: str = Field("pagefleet", description="Prefix of the queue names.")
+
+    # --- limits on input (rule 4) ---
+    chunk_pages: int = Field(16, ge=1, description="Target pages per chunk.")
+    max_pages: int = Field(5000, ge=1, description="Documents with more pages fail: too_many_pages.")
+    max_bytes: int = Field(
+        512 * 1024 * 1024, ge=1, description="Documents larger than this fail: too_large."
+    )
+
+    # --- runner ---
+    converter: Literal["text-layer", "marker"] = Field(
+        "text-layer", description="Chunk converter: CPU text layer, or marker-pdf on a GPU."
+    )
+    workers: int = Field(0, ge=0, description="Worker processes; 0 means one per CPU core.")
+    convert_timeout_s: float = Field(
+        300.0, gt=0, description="A chunk conversion running longer is stopped and fails."
+    )
+    convert_memory_mb: int = Field(
+        4096, ge=64, description="A conversion process growing past this RSS is stopped."
+    )
+    max_attempts: int = Field(
+        3, ge=1, description="Conversion attempts of a chunk before it is recorded as failed."
+    )
+    visibility_timeout_s: int = Field(
+        60, ge=5, description="Chunk message lease; the heartbeat extends it while converting."
+    )
+    heartbeat_s: float = Field(
+        20.0, gt=0, description="How often a held chunk's lease is extended."
+    )
+    poll_wait_s: int = Field(20, ge=0, le=20, description="SQS long-poll wait.")
+    drain_timeout_s: float = Field(
+        25.0, ge=0, description="On SIGTERM, how long to finish held chunks before releasing them."
+    )
+    burst: bool = Field(
+        False, description="Exit once the chunk queue is empty (tests and benchmarks)."
+    )
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, with explicit overrides winning."""
+    return Settings(**overrides)  # type: ignore[arg-type]
