@@ -1,11 +1,11 @@
 """The bucket's key layout, in one place.
 
-    inbox/<rel>.pdf                          what users upload (.pdf in any letter case)
-    outbox/<rel>.md, <rel>.assets/, <rel>.json   what they get back
-    jobs/<job_id>/manifest.json              the split plan
-    jobs/<job_id>/chunks/<index>.pdf         one page range of the source
-    jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
-    jobs/<job_id>/assets/<name>              images a chunk's Markdown links to
+inbox/<rel>.pdf                          what users upload (.pdf in any letter case)
+outbox/<rel>.md, <rel>.assets/, <rel>.json   what they get back
+jobs/<job_id>/manifest.json              the split plan
+jobs/<job_id>/chunks/<index>.pdf         one page range of the source
+jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
+jobs/<job_id>/assets/<name>              images a chunk's Markdown links to
 """
 
 from __future__ import annotations
@@ -19,6 +19,11 @@ RESULT_SUFFIX = ".result.json"
 PDF_SUFFIXES = tuple(
     "." + a + b + c for a in "pP" for b in "dD" for c in "fF"
 )  # S3 suffix filters are case-sensitive: one rule per letter case.
+
+
+# Markdown links to images carry this prefix until assembly swaps it for the outbox assets
+# folder, which a converter cannot know (it sees a chunk, not the document's name).
+ASSET_LINK_PREFIX = "pagefleet-asset:"
 
 
 def decode_event_key(raw: str) -> str:

@@ -60,10 +60,13 @@ def queue_specs(settings: Settings) -> list[QueueSpec]:
 
 def notification_specs() -> list[NotificationSpec]:
     inbox = [
-        NotificationSpec(queue_role="ingest", prefix=keys.INBOX, suffix=s) for s in keys.PDF_SUFFIXES
+        NotificationSpec(queue_role="ingest", prefix=keys.INBOX, suffix=s)
+        for s in keys.PDF_SUFFIXES
     ]
-    return [*inbox, NotificationSpec(queue_role="completion", prefix=keys.JOBS,
-                                     suffix=keys.RESULT_SUFFIX)]
+    return [
+        *inbox,
+        NotificationSpec(queue_role="completion", prefix=keys.JOBS, suffix=keys.RESULT_SUFFIX),
+    ]
 
 
 def queue_attributes(spec: QueueSpec, dlq_arn: str) -> dict[str, str]:

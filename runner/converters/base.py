@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from pagefleet.keys import ASSET_LINK_PREFIX
 from pagefleet.models import PageContent
 
-# Markdown links to images use this prefix; assembly swaps it for the outbox assets folder,
-# which a converter cannot know (it sees a chunk, not the document's name).
-ASSET_LINK_PREFIX = "pagefleet-asset:"
+__all__ = ["ASSET_LINK_PREFIX", "Converter"]
 
 
 class Converter(Protocol):

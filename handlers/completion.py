@@ -1,0 +1,72 @@
+"""Lambdas: chunk results -> the assembled document; dead chunk messages -> failed chunks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from handlers import deps
+from pagefleet import keys
+from pagefleet.completion import complete_job, record_dead_chunk
+from pagefleet.events import sources_in_sqs_body
+from pagefleet.models import ChunkMessage
+from pagefleet.settings import Settings
+
+processor = BatchProcessor(event_type=EventType.SQS)
+logger = Logger(service="pagefleet-completion")
+metrics = Metrics(namespace="pagefleet", service="completion")
+
+
+def record_handler(record: SQSRecord) -> None:
+    settings = Settings()
+    # One completion check per job, however many of its results this message announces.
+    jobs = {
+        (source.bucket, parsed[0])
+        for source in sources_in_sqs_body(record.body)
+        if (parsed := keys.job_of_result(source.key))
+    }
+    for bucket_name, job_id in sorted(jobs):
+        outcome = complete_job(deps.bucket(settings, bucket_name), job_id)
+        logger.info("completion check", extra={"job_id": job_id, "outcome": outcome})
+        if outcome == "published":
+            metrics.add_metric(name="JobsPublished", unit=MetricUnit.Count, value=1)
+
+
+def dead_letter_record_handler(record: SQSRecord) -> None:
+    message = ChunkMessage.model_validate(json.loads(record.body))
+    receive_count = int(record.attributes.approximate_receive_count or 0)
+    record_dead_chunk(deps.bucket(Settings(), message.bucket), message, receive_count)
+    logger.warning(
+        "chunk recorded as failed from the DLQ",
+        extra={"job_id": message.job_id, "chunk": message.chunk.index},
+    )
+    metrics.add_metric(name="ChunksDeadLettered", unit=MetricUnit.Count, value=1)
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def dead_letter_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(
+        event=event,
+        record_handler=dead_letter_record_handler,
+        processor=processor,
+        context=context,
+    )

@@ -1,0 +1,58 @@
+"""Lambda: S3 upload notifications (through the ingest queue) -> a job split into chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from handlers import deps
+from pagefleet import keys
+from pagefleet.events import sources_in_s3_event, sources_in_sqs_body
+from pagefleet.models import Source
+from pagefleet.settings import Settings
+from pagefleet.splitting import split_upload
+
+processor = BatchProcessor(event_type=EventType.SQS)
+logger = Logger(service="pagefleet-splitter")
+metrics = Metrics(namespace="pagefleet", service="splitter")
+
+
+def split(source: Source) -> None:
+    if not keys.is_inbox_pdf(source.key):
+        logger.info("not an inbox PDF, skipped", extra={"key": source.key})
+        return
+    settings = Settings()
+    outcome = split_upload(
+        source, deps.bucket(settings, source.bucket), deps.queue(settings, "chunks"), settings
+    )
+    logger.info(
+        "upload handled", extra={"key": source.key, "job_id": source.job_id, "outcome": outcome}
+    )
+    metrics.add_metric(name=f"Uploads_{outcome}", unit=MetricUnit.Count, value=1)
+
+
+def record_handler(record: SQSRecord) -> None:
+    for source in sources_in_sqs_body(record.body):
+        split(source)
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    records = event.get("Records", [])
+    if records and records[0].get("eventSource") == "aws:s3":  # S3 invoking us directly
+        for source in sources_in_s3_event(event):
+            split(source)
+        return {}
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

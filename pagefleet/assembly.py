@@ -1,0 +1,112 @@
+"""Assembly: a job's chunk results in page order become one Markdown document and its record."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+
+from pagefleet import keys
+from pagefleet.errors import ErrorCode
+from pagefleet.layout import render_document
+from pagefleet.models import (
+    ChunkRecord,
+    ChunkResult,
+    ErrorInfo,
+    JobManifest,
+    JobRecord,
+    JobStatus,
+    PageContent,
+    StageTimings,
+)
+
+
+def _render(pages: Sequence[PageContent]) -> str:
+    """Pages that carry a layout are rendered together, so document-wide decisions (headings,
+    running headers, paragraphs across page breaks) are made once (rule 5)."""
+    if all(p.layout is not None for p in pages):
+        return render_document([p.layout for p in pages if p.layout is not None])
+    return "\n\n".join((p.markdown or "").strip() for p in pages).strip() + "\n"
+
+
+def _gap_note(failed: Sequence[ChunkResult]) -> str:
+    first, last = failed[0].chunk.first_page, failed[-1].chunk.last_page
+    span = f"page {first}" if first == last else f"pages {first}–{last}"
+    reasons = "; ".join(sorted({f"{r.error.code}: {r.error.message}" for r in failed if r.error}))
+    return f"> **pagefleet:** {span} could not be converted ({reasons}).\n"
+
+
+def render_markdown(manifest: JobManifest, results: Sequence[ChunkResult]) -> str:
+    """The document in page order; a run of failed chunks becomes a note naming its pages."""
+    parts: list[str] = []
+    run: list[ChunkResult] = []
+    for result in sorted(results, key=lambda r: r.chunk.index):
+        if (result.status == "done") != (not run or run[0].status == "done"):
+            parts.append(_part(run))
+            run = []
+        run.append(result)
+    if run:
+        parts.append(_part(run))
+    text = "\n".join(p for p in parts if p.strip())
+    return text.replace(keys.ASSET_LINK_PREFIX, keys.asset_dir_name(manifest.rel) + "/")
+
+
+def _part(run: Sequence[ChunkResult]) -> str:
+    if run[0].status == "done":
+        return _render([page for r in run for page in r.pages])
+    return _gap_note(run)
+
+
+def _epoch(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def job_record(
+    manifest: JobManifest, results: Sequence[ChunkResult], assemble_s: float
+) -> JobRecord:
+    ordered = sorted(results, key=lambda r: r.chunk.index)
+    done = [r for r in ordered if r.status == "done"]
+    status: JobStatus = "done" if len(done) == len(ordered) else "partial" if done else "failed"
+    finished = time.time()
+    uploaded = _epoch(manifest.source.event_time) or manifest.created_at
+    converted = done[0] if done else ordered[0]
+    return JobRecord(
+        status=status,
+        job_id=manifest.job_id,
+        source=manifest.source,
+        pages=manifest.pages,
+        chunks=[
+            ChunkRecord(
+                index=r.chunk.index,
+                first_page=r.chunk.first_page,
+                last_page=r.chunk.last_page,
+                status=r.status,
+                attempts=r.attempts,
+                seconds=round(r.convert_s, 3),
+                error=r.error,
+            )
+            for r in ordered
+        ],
+        converter=converted.converter,
+        converter_version=converted.converter_version,
+        ocr_pages=[p.number for r in done for p in r.pages if p.ocr],
+        markdown=keys.outbox_markdown(manifest.rel) if done else None,
+        timings=StageTimings(
+            split_s=round(manifest.split_s, 4),
+            queue_wait_s=round(max(r.queue_wait_s for r in ordered), 4),
+            convert_s=round(sum(r.convert_s for r in ordered), 4),
+            result_upload_s=round(sum(r.upload_s for r in ordered), 4),
+            assemble_s=round(assemble_s, 4),
+            total_s=round(finished - uploaded, 4),
+        ),
+        error=None
+        if done
+        else ErrorInfo(
+            code=ErrorCode.ALL_CHUNKS_FAILED,
+            message="no chunk could be converted: "
+            + "; ".join(sorted({f"{r.error.code}" for r in ordered if r.error})),
+        ),
+        finished_at=finished,
+    )

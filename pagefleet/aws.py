@@ -1,0 +1,84 @@
+"""Clients for S3 and SQS, sync (boto3) and async (aiobotocore), and the one retry policy.
+
+Retries are tenacity's, on throttling, 5xx and dropped connections only; botocore's own retry
+loop is switched off so that there is exactly one policy to reason about.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+from aiobotocore.session import get_session
+from botocore.config import Config
+from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
+from tenacity import (
+    retry,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from pagefleet.settings import Settings
+
+_THROTTLING = {
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottled",
+    "RequestThrottledException",
+    "TooManyRequestsException",
+    "SlowDown",
+    "RequestLimitExceeded",
+    "RequestTimeout",
+    "RequestTimeoutException",
+    # S3: a concurrent conflicting write to the same key; the write may be repeated.
+    "ConditionalRequestConflict",
+}
+
+
+def error_code(exc: BaseException) -> str | None:
+    return exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+
+
+def status_code(exc: BaseException) -> int | None:
+    if isinstance(exc, ClientError):
+        return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, EndpointConnectionError | ConnectionClosedError):
+        return True
+    status = status_code(exc)
+    return error_code(exc) in _THROTTLING or (status is not None and status >= 500)
+
+
+transient_retry = retry(
+    retry=retry_if_exception(is_transient),
+    wait=wait_exponential_jitter(initial=0.1, max=5),
+    stop=stop_after_attempt(6),
+    reraise=True,
+)
+
+
+def _client_kwargs(settings: Settings) -> dict[str, Any]:
+    return {
+        "region_name": settings.region,
+        "endpoint_url": settings.endpoint_url,
+        "config": Config(
+            retries={"max_attempts": 1, "mode": "standard"},
+            max_pool_connections=32,
+            s3={"addressing_style": "path"},
+        ),
+    }
+
+
+def client(service: str, settings: Settings) -> Any:
+    """A boto3 client for ``service`` ("s3" or "sqs") at the configured endpoint."""
+    return boto3.session.Session().client(service, **_client_kwargs(settings))  # type: ignore[call-overload]
+
+
+def async_client(service: str, settings: Settings) -> Any:
+    """An aiobotocore client context manager (``async with async_client(...) as s3``)."""
+    return get_session().create_client(service, **_client_kwargs(settings))

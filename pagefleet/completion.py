@@ -1,0 +1,85 @@
+"""The completion step: when every chunk of a job has a result, publish the document."""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from pagefleet import keys
+from pagefleet.assembly import job_record, render_markdown
+from pagefleet.errors import ErrorCode
+from pagefleet.models import ChunkMessage, ChunkResult, ErrorInfo, JobManifest
+from pagefleet.outbox import Superseded, publish, published_job
+from pagefleet.storage import Bucket, NotFound, PreconditionFailed
+
+log = logging.getLogger(__name__)
+
+
+def complete_job(bucket: Bucket, job_id: str) -> str:
+    """Publish job ``job_id`` if all its chunks are in; returns "published", "waiting",
+    "already" (a twin published it) or "superseded". Safe to call any number of times."""
+    try:
+        manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(job_id)))
+    except NotFound:
+        # Results only exist after the manifest (it is written before any message is sent),
+        # so a missing manifest means the job's objects were expired: nothing left to do.
+        log.warning("job %s has results but no manifest", job_id)
+        return "waiting"
+    present = set(bucket.list_keys(keys.results_prefix(job_id)))
+    expected = [keys.chunk_result(job_id, c.index) for c in manifest.chunks]
+    if not present.issuperset(expected):
+        return "waiting"
+    if published_job(bucket, manifest.rel) == job_id:
+        return "already"
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda k: ChunkResult.model_validate_json(bucket.get(k)), expected))
+    assets = {
+        name: bucket.get(keys.job_assets(job_id) + name)
+        for r in results
+        if r.status == "done"
+        for name in r.assets
+    }
+    markdown = render_markdown(manifest, results)
+    record = job_record(manifest, results, time.perf_counter() - started)
+    try:
+        publish(
+            bucket,
+            manifest.rel,
+            record,
+            markdown if record.status != "failed" else None,
+            assets,
+        )
+    except Superseded:
+        return "superseded"
+    log.info("job %s %s: %s pages", job_id, record.status, record.pages)
+    return "published"
+
+
+def record_dead_chunk(bucket: Bucket, message: ChunkMessage, receive_count: int) -> None:
+    """A chunk whose message reached the DLQ is recorded as failed, so its job still ends
+    (rule 3). A result a runner wrote meanwhile wins: the write is If-None-Match."""
+    result = ChunkResult(
+        job_id=message.job_id,
+        chunk=message.chunk,
+        status="failed",
+        attempts=receive_count,
+        converter="none",
+        converter_version="",
+        error=ErrorInfo(
+            code=ErrorCode.DEAD_LETTER,
+            message=f"no runner finished this chunk after {receive_count} deliveries "
+            "(a runner process died or hung on it each time)",
+        ),
+        finished_at=time.time(),
+    )
+    try:
+        bucket.put(
+            keys.chunk_result(message.job_id, message.chunk.index),
+            result.model_dump_json().encode(),
+            content_type="application/json",
+            if_none_match=True,
+        )
+    except PreconditionFailed:
+        log.info("chunk %s/%s already has a result", message.job_id, message.chunk.index)

@@ -1,0 +1,136 @@
+"""The whole pipeline on one machine: moto, the stack, the handlers and the runner supervisor.
+
+The handlers run in this process behind :class:`Dispatcher` threads, as Lambda would run them;
+the runners run as ``python -m runner``, exactly the command the ECS task runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from types import TracebackType
+
+from pagefleet.local.dispatch import Dispatcher
+from pagefleet.local.provision import Stack, create_stack
+from pagefleet.local.server import MotoServer
+from pagefleet.settings import Settings
+
+# The handlers' JSON logs and EMF metrics belong in CloudWatch, not in a terminal.
+QUIET_HANDLERS = {"POWERTOOLS_LOG_LEVEL": "WARNING", "POWERTOOLS_METRICS_DISABLED": "true"}
+
+
+class LocalPipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        workers: int | None = None,
+        runner_env: dict[str, str] | None = None,
+        server: MotoServer | None = None,
+        log_file: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.workers = workers
+        self.runner_env = runner_env or {}
+        self._own_server = server is None
+        self.server = server or MotoServer()
+        self.log_file = log_file
+        self.stack: Stack | None = None
+        self.dispatcher: Dispatcher | None = None
+        self.runner: subprocess.Popen[bytes] | None = None
+        self._saved_env: dict[str, str | None] = {}
+
+    def start(self) -> Stack:
+        url = self.server.start() if self._own_server else self.server.url
+        self.settings = self.settings.model_copy(update={"endpoint_url": url})
+        self.stack = create_stack(self.settings)
+        self._set_env({**self.stack.env, **QUIET_HANDLERS})
+        self.start_runners()
+        self.dispatcher = self._dispatcher(self.stack)
+        self.dispatcher.start()
+        return self.stack
+
+    def _dispatcher(self, stack: Stack) -> Dispatcher:
+        # Imported here: the handlers read their settings from the environment set above.
+        from handlers import completion, splitter
+
+        dispatcher = Dispatcher(stack.sqs, self.settings.region)
+        dispatcher.add(
+            "splitter",
+            stack.queue_urls["ingest"],
+            stack.queue_arns["ingest"],
+            splitter.lambda_handler,
+        )
+        dispatcher.add(
+            "completion",
+            stack.queue_urls["completion"],
+            stack.queue_arns["completion"],
+            completion.lambda_handler,
+        )
+        dispatcher.add(
+            "chunk-dead-letters",
+            stack.dlq_urls["chunks"],
+            stack.dlq_arns["chunks"],
+            completion.dead_letter_handler,
+        )
+        return dispatcher
+
+    def start_runners(self) -> None:
+        assert self.stack is not None
+        env = {**os.environ, **self.stack.env, **self.runner_env}
+        if self.workers:
+            env["PAGEFLEET_WORKERS"] = str(self.workers)
+        log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
+        self.runner = subprocess.Popen(
+            [sys.executable, "-m", "runner"],
+            env=env,
+            stdout=log,
+            stderr=log,
+        )
+
+    def stop_runners(self, timeout_s: float = 60) -> int | None:
+        if self.runner is None:
+            return None
+        self.runner.send_signal(signal.SIGTERM)
+        try:
+            return self.runner.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.runner.kill()
+            return self.runner.wait()
+        finally:
+            self.runner = None
+
+    def stop(self) -> None:
+        self.stop_runners()
+        if self.dispatcher is not None:
+            self.dispatcher.stop()
+        self._restore_env()
+        if self._own_server:
+            self.server.stop()
+
+    def _set_env(self, values: dict[str, str]) -> None:
+        for name, value in values.items():
+            self._saved_env.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+
+    def _restore_env(self) -> None:
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env.clear()
+
+    def __enter__(self) -> LocalPipeline:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

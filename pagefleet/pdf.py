@@ -1,0 +1,78 @@
+"""Opening, validating and cutting PDFs with pypdfium2 (rule 4: bad input gets a clear code)."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from pagefleet.errors import ErrorCode, PagefleetError
+from pagefleet.models import ChunkSpec
+
+# PDF readers accept the header anywhere in the first KiB (ISO 32000-2, 7.5.2 note).
+_HEADER_WINDOW = 1024
+# PDFium refuses a document whose page tree is empty with a generic format error; a page tree
+# node declaring /Count 0 tells that case apart from real damage.
+_EMPTY_PAGE_TREE = re.compile(
+    rb"/Type\s*/Pages\b[^>]*?/Count\s+0\b|/Count\s+0\b[^>]*?/Type\s*/Pages\b"
+)
+
+
+def check_size(size: int, max_bytes: int) -> None:
+    if size == 0:
+        raise PagefleetError(ErrorCode.EMPTY, "the file is empty (0 bytes)")
+    if size > max_bytes:
+        raise PagefleetError(
+            ErrorCode.TOO_LARGE, f"the file has {size:,} bytes; the limit is {max_bytes:,}"
+        )
+
+
+def open_pdf(data: bytes, *, max_bytes: int, max_pages: int) -> pdfium.PdfDocument:
+    """Open ``data`` as a PDF, or raise :class:`PagefleetError` saying why it is not usable."""
+    check_size(len(data), max_bytes)
+    if b"%PDF-" not in data[:_HEADER_WINDOW]:
+        raise PagefleetError(ErrorCode.NOT_PDF, "the file does not start with a PDF header")
+    try:
+        doc = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if _EMPTY_PAGE_TREE.search(data):
+            raise PagefleetError(ErrorCode.NO_PAGES, "the document has no pages") from exc
+        raise _load_error(exc) from exc
+    pages = len(doc)
+    if pages == 0:
+        doc.close()
+        raise PagefleetError(ErrorCode.NO_PAGES, "the document has no pages")
+    if pages > max_pages:
+        doc.close()
+        raise PagefleetError(
+            ErrorCode.TOO_MANY_PAGES,
+            f"the document has {pages:,} pages; the limit is {max_pages:,}",
+        )
+    return doc
+
+
+def _load_error(exc: pdfium.PdfiumError) -> PagefleetError:
+    code = getattr(exc, "err_code", None)
+    if code == pdfium_c.FPDF_ERR_PASSWORD:
+        return PagefleetError(ErrorCode.ENCRYPTED, "the document is encrypted with a password")
+    if code == pdfium_c.FPDF_ERR_SECURITY:
+        return PagefleetError(ErrorCode.ENCRYPTED, "the document uses an unsupported encryption")
+    return PagefleetError(ErrorCode.MALFORMED, f"the PDF structure is damaged ({exc})")
+
+
+def cut_chunks(
+    doc: pdfium.PdfDocument, chunks: list[ChunkSpec]
+) -> Iterator[tuple[ChunkSpec, bytes]]:
+    """Each chunk as a PDF of its own pages, one at a time so memory stays flat."""
+    for chunk in chunks:
+        part = pdfium.PdfDocument.new()
+        try:
+            part.import_pages(doc, list(range(chunk.first_page - 1, chunk.last_page)))
+            buffer = io.BytesIO()
+            part.save(buffer)
+        finally:
+            part.close()
+        yield chunk, buffer.getvalue()

@@ -1,0 +1,93 @@
+"""SQS access: batched sends for the handlers, a lease-aware client for the runner."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pagefleet.aws import transient_retry
+from pagefleet.settings import Settings
+
+SQS_BATCH = 10  # SendMessageBatch and ReceiveMessage take at most 10 messages
+
+
+def queue_name(settings: Settings, role: str) -> str:
+    return f"{settings.queue_prefix}-{role}"
+
+
+class QueueError(Exception):
+    """SQS refused some messages of a batch for a reason retrying will not fix."""
+
+
+class Queue:
+    """One queue through a boto3 SQS client."""
+
+    def __init__(self, sqs: Any, url: str) -> None:
+        self.sqs = sqs
+        self.url = url
+
+    @classmethod
+    def named(cls, sqs: Any, name: str) -> Queue:
+        return cls(sqs, _get_url(sqs, name))
+
+    def send_all(self, bodies: Sequence[str]) -> None:
+        for start in range(0, len(bodies), SQS_BATCH):
+            self._send_batch({str(i): b for i, b in enumerate(bodies[start : start + SQS_BATCH])})
+
+    def _send_batch(self, entries: dict[str, str]) -> None:
+        # SendMessageBatch can accept some entries and refuse others; resend only the refused
+        # ones when the fault is SQS's, give up at once when it is ours.
+        for _ in range(5):
+            failed = self._send(entries).get("Failed", [])
+            if not failed:
+                return
+            if any(f.get("SenderFault") for f in failed):
+                raise QueueError(f"SQS refused messages: {failed}")
+            entries = {f["Id"]: entries[f["Id"]] for f in failed}
+        raise QueueError(f"SQS kept refusing {len(entries)} messages")
+
+    @transient_retry
+    def _send(self, entries: dict[str, str]) -> dict[str, Any]:
+        return self.sqs.send_message_batch(
+            QueueUrl=self.url,
+            Entries=[{"Id": i, "MessageBody": body} for i, body in entries.items()],
+        )
+
+
+@transient_retry
+def _get_url(sqs: Any, name: str) -> str:
+    return sqs.get_queue_url(QueueName=name)["QueueUrl"]
+
+
+class AsyncQueue:
+    """The chunks queue as the runner uses it: long poll, lease extension, delete."""
+
+    def __init__(self, sqs: Any, url: str) -> None:
+        self.sqs = sqs
+        self.url = url
+
+    @classmethod
+    async def named(cls, sqs: Any, name: str) -> AsyncQueue:
+        response = await sqs.get_queue_url(QueueName=name)
+        return cls(sqs, response["QueueUrl"])
+
+    @transient_retry
+    async def receive(self, *, wait_s: int, visibility_s: int, max_messages: int = 1) -> list[dict]:
+        response = await self.sqs.receive_message(
+            QueueUrl=self.url,
+            MaxNumberOfMessages=max_messages,
+            WaitTimeSeconds=wait_s,
+            VisibilityTimeout=visibility_s,
+            MessageSystemAttributeNames=["ApproximateReceiveCount", "SentTimestamp"],
+        )
+        return response.get("Messages", [])
+
+    @transient_retry
+    async def extend(self, receipt: str, visibility_s: int) -> None:
+        await self.sqs.change_message_visibility(
+            QueueUrl=self.url, ReceiptHandle=receipt, VisibilityTimeout=visibility_s
+        )
+
+    @transient_retry
+    async def delete(self, receipt: str) -> None:
+        await self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt)

@@ -1,0 +1,134 @@
+"""S3 access: the few operations pagefleet needs, with retries and conditional writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pagefleet.aws import error_code, status_code, transient_retry
+
+
+class PreconditionFailed(Exception):
+    """A conditional request lost: the key exists (If-None-Match) or changed (If-Match)."""
+
+
+class NotFound(Exception):
+    """The key does not exist."""
+
+
+def _is_missing(exc: BaseException) -> bool:
+    return error_code(exc) in {"NoSuchKey", "404", "NotFound"} or status_code(exc) == 404
+
+
+def _write_conditions(if_none_match: bool, if_match: str | None) -> dict[str, str]:
+    if if_none_match:
+        return {"IfNoneMatch": "*"}
+    return {"IfMatch": if_match} if if_match else {}
+
+
+def _raise_precondition(exc: BaseException, key: str) -> None:
+    if status_code(exc) == 412 or error_code(exc) == "PreconditionFailed":
+        raise PreconditionFailed(key) from exc
+
+
+class Bucket:
+    """One bucket through a boto3 S3 client (handlers and the local tools)."""
+
+    def __init__(self, s3: Any, name: str) -> None:
+        self.s3 = s3
+        self.name = name
+
+    @transient_retry
+    def get(self, key: str, *, if_match: str | None = None, version_id: str | None = None) -> bytes:
+        extra: dict[str, str] = {}
+        if version_id:
+            extra["VersionId"] = version_id
+        elif if_match:
+            extra["IfMatch"] = if_match
+        try:
+            response = self.s3.get_object(Bucket=self.name, Key=key, **extra)
+        except Exception as exc:
+            _raise_precondition(exc, key)
+            if _is_missing(exc):
+                raise NotFound(key) from exc
+            raise
+        return response["Body"].read()
+
+    @transient_retry
+    def head(self, key: str) -> dict[str, Any] | None:
+        try:
+            return self.s3.head_object(Bucket=self.name, Key=key)
+        except Exception as exc:
+            if _is_missing(exc):
+                return None
+            raise
+
+    @transient_retry
+    def put(
+        self,
+        key: str,
+        body: bytes,
+        *,
+        content_type: str = "application/octet-stream",
+        metadata: dict[str, str] | None = None,
+        if_none_match: bool = False,
+        if_match: str | None = None,
+    ) -> str:
+        """Write ``body``; raise :class:`PreconditionFailed` if a given condition fails."""
+        try:
+            response = self.s3.put_object(
+                Bucket=self.name,
+                Key=key,
+                Body=body,
+                ContentType=content_type,
+                Metadata=metadata or {},
+                **_write_conditions(if_none_match, if_match),
+            )
+        except Exception as exc:
+            _raise_precondition(exc, key)
+            raise
+        return response["ETag"]
+
+    @transient_retry
+    def list_keys(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.name, Prefix=prefix
+        ):
+            keys.extend(item["Key"] for item in page.get("Contents", []))
+        return keys
+
+
+class AsyncBucket:
+    """The runner's view of the bucket through an aiobotocore S3 client."""
+
+    def __init__(self, s3: Any, name: str) -> None:
+        self.s3 = s3
+        self.name = name
+
+    @transient_retry
+    async def get(self, key: str) -> bytes:
+        response = await self.s3.get_object(Bucket=self.name, Key=key)
+        async with response["Body"] as stream:
+            return await stream.read()
+
+    @transient_retry
+    async def put(
+        self,
+        key: str,
+        body: bytes,
+        *,
+        content_type: str = "application/octet-stream",
+        if_none_match: bool = False,
+    ) -> str:
+        try:
+            response = await self.s3.put_object(
+                Bucket=self.name,
+                Key=key,
+                Body=body,
+                ContentType=content_type,
+                **_write_conditions(if_none_match, None),
+            )
+        except Exception as exc:
+            _raise_precondition(exc, key)
+            raise
+        return response["ETag"]

@@ -1,0 +1,157 @@
+"""A long-lived child process that owns one converter, with a time and a memory budget.
+
+Conversion runs out of the worker's process so its event loop (heartbeats, signals) never
+blocks, and so a hostile chunk that hangs, balloons or crashes pdfium takes down only this
+child: the worker kills it, records why, and starts a fresh one. The child is reused for every
+chunk because building a converter costs more than converting a chunk (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import traceback
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from pagefleet.errors import ErrorCode, PagefleetError
+from pagefleet.models import PageContent
+from pagefleet.settings import Settings
+
+_MEMORY_CHECK_S = 0.2
+
+
+def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]) -> None:
+    """The child's loop: build the converter once, then convert what the worker sends."""
+    from runner.converters import load_converter
+
+    converter = load_converter(Settings(**settings))
+    conn.send(("ready", converter.name, converter.version))
+    while True:
+        try:
+            pdf_path, first_page, assets_dir = conn.recv()
+        except EOFError:
+            return  # the worker went away
+        try:
+            pages = converter.convert(Path(pdf_path), first_page, Path(assets_dir))
+            conn.send(("ok", [p.model_dump() for p in pages]))
+        except Exception as exc:
+            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=5)))
+
+
+class ConversionProcess:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.name = settings.converter
+        self.version = ""
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._conn: multiprocessing.connection.Connection | None = None
+        self._last_exit: int | None = None
+
+    async def start(self) -> None:
+        # spawn: a fork of a process holding aiobotocore's sockets and threads is not safe.
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self._process = ctx.Process(
+            target=_serve,
+            args=(child, self.settings.model_dump()),
+            daemon=True,
+            name="pagefleet-convert",
+        )
+        self._process.start()
+        child.close()
+        self._conn = parent
+        reply = await self._receive()
+        if reply[0] != "ready":
+            raise RuntimeError(f"converter failed to start: {reply}")
+        _, self.name, self.version = reply
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    async def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
+        """Convert one chunk; :class:`PagefleetError` (timeout, memory, convert_error) if not."""
+        if self._process is None or not self._process.is_alive():
+            await self.start()
+        assert self._conn is not None
+        self._conn.send((str(pdf_path), first_page, str(assets_dir)))
+        watchdog = asyncio.ensure_future(self._watch_memory())
+        reply_task = asyncio.ensure_future(self._receive())
+        try:
+            done, _ = await asyncio.wait(
+                {reply_task, watchdog},
+                timeout=self.settings.convert_timeout_s,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        except asyncio.CancelledError:
+            await self.restart()  # abandoned mid-chunk (drain deadline): its result is unwanted
+            raise
+        finally:
+            watchdog.cancel()
+        if reply_task not in done:
+            reply_task.cancel()
+            await self.restart()
+            if watchdog in done:
+                raise PagefleetError(
+                    ErrorCode.MEMORY,
+                    f"conversion grew past {self.settings.convert_memory_mb} MB and was stopped",
+                )
+            raise PagefleetError(
+                ErrorCode.TIMEOUT,
+                f"conversion ran past {self.settings.convert_timeout_s:g} s and was stopped",
+            )
+        try:
+            reply = reply_task.result()
+        except EOFError:
+            await self.restart()
+            raise PagefleetError(
+                ErrorCode.CONVERT_ERROR,
+                f"the conversion process died (exit code {self._last_exit})",
+            ) from None
+        if reply[0] == "ok":
+            return [PageContent.model_validate(p) for p in reply[1]]
+        raise PagefleetError(ErrorCode.CONVERT_ERROR, reply[1])
+
+    async def _receive(self) -> Any:
+        """Wait for the child's next message without blocking the event loop."""
+        assert self._conn is not None
+        conn = self._conn
+        loop = asyncio.get_running_loop()
+        readable = loop.create_future()
+        loop.add_reader(conn.fileno(), lambda: readable.done() or readable.set_result(None))
+        try:
+            await readable
+        finally:
+            loop.remove_reader(conn.fileno())
+        return conn.recv()
+
+    async def _watch_memory(self) -> None:
+        """Returns (ends the wait) once the child's RSS passes the budget."""
+        limit = self.settings.convert_memory_mb * 1024 * 1024
+        try:
+            proc = psutil.Process(self.pid)
+            while proc.memory_info().rss <= limit:
+                await asyncio.sleep(_MEMORY_CHECK_S)
+        except psutil.NoSuchProcess:
+            await asyncio.Future()  # the reply side reports the death
+
+    async def restart(self) -> None:
+        self.stop()
+        await self.start()
+
+    def stop(self) -> None:
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._process.pid or 0, 9)
+            self._process.join(5)
+            self._last_exit = self._process.exitcode
+            self._process = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

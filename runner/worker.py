@@ -1,0 +1,243 @@
+"""One worker: long-poll the chunks queue, convert, write the result, delete the message.
+
+Read top to bottom: :meth:`Worker.run` wraps :meth:`Worker._poll`, one iteration of which
+receives a message and hands it to :meth:`Worker._handle`. While a chunk converts, a heartbeat
+keeps its message invisible, so another worker takes it only if this one dies (rule 3).
+
+Shutdown (SIGTERM): stop taking work; finish the chunk in hand within ``drain_timeout_s``,
+else release it (visibility 0) so another worker converts it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pagefleet import keys
+from pagefleet.aws import async_client
+from pagefleet.errors import PagefleetError
+from pagefleet.models import ChunkMessage, ChunkResult, ErrorInfo
+from pagefleet.queues import AsyncQueue, queue_name
+from pagefleet.settings import Settings
+from pagefleet.storage import AsyncBucket, PreconditionFailed
+from runner.conversion import ConversionProcess
+
+log = logging.getLogger("pagefleet.worker")
+
+
+class Worker:
+    def __init__(self, settings: Settings, state_file: Path | None = None) -> None:
+        self.settings = settings
+        self.state_file = state_file
+        self.conversion = ConversionProcess(settings)
+        self.stopping = False
+        self.held = 0
+        self.chunks_done = 0
+        self.pages_done = 0
+        self.convert_s = 0.0
+        self._current: asyncio.Task[None] | None = None
+        self._poll_task: asyncio.Task[None] | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        await self.conversion.start()  # warm before the first message, not after
+        log.info("worker ready: converter %s %s", self.conversion.name, self.conversion.version)
+        try:
+            async with (
+                async_client("s3", self.settings) as s3,
+                async_client("sqs", self.settings) as sqs,
+            ):
+                self.s3 = s3
+                self.queue = await AsyncQueue.named(sqs, queue_name(self.settings, "chunks"))
+                self._write_state()
+                self._poll_task = asyncio.current_task()  # type: ignore[assignment]
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._poll()
+        finally:
+            self.conversion.stop()
+
+    def stop(self) -> None:
+        """Stop taking work; drain what is held (SIGTERM)."""
+        if self.stopping:
+            return
+        self.stopping = True
+        if self._current is None:
+            if self._poll_task is not None:
+                self._poll_task.cancel()  # idle in a long poll: nothing to drain
+            return
+        loop = asyncio.get_running_loop()
+        loop.call_later(self.settings.drain_timeout_s, self._abandon)
+
+    def _abandon(self) -> None:
+        if self._current is not None:
+            log.warning("drain timeout: releasing the chunk in hand")
+            self._current.cancel()
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        while not self.stopping:
+            messages = await self.queue.receive(
+                wait_s=self.settings.poll_wait_s if not self.settings.burst else 1,
+                visibility_s=self.settings.visibility_timeout_s,
+            )
+            if not messages:
+                if self.settings.burst:
+                    return
+                continue
+            message = messages[0]
+            if self.stopping:
+                await self.queue.extend(message["ReceiptHandle"], 0)  # not ours to start
+                return
+            self._current = asyncio.ensure_future(self._handle(message))
+            try:
+                await self._current
+            except asyncio.CancelledError:
+                return  # the drain deadline passed: _handle released the chunk
+            finally:
+                self._current = None
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        receipt = message["ReceiptHandle"]
+        chunk_message = ChunkMessage.model_validate_json(message["Body"])
+        attempts = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
+        self.held = 1
+        self._write_state()
+        heartbeat = asyncio.ensure_future(self._heartbeat(receipt))
+        try:
+            result = await self._convert(chunk_message, attempts)
+            bucket = AsyncBucket(self.s3, chunk_message.bucket)
+            key = keys.chunk_result(chunk_message.job_id, chunk_message.chunk.index)
+            if result.status == "failed" and attempts < self.settings.max_attempts:
+                log.warning(
+                    "chunk %s attempt %d failed: %s; it will be retried",
+                    key,
+                    attempts,
+                    result.error,
+                )
+                await self.queue.extend(receipt, 0)
+                return
+            await self._write_result(bucket, key, result)
+            await self.queue.delete(receipt)
+            if result.status == "done":
+                self.chunks_done += 1
+                self.pages_done += chunk_message.chunk.pages
+                self.convert_s += result.convert_s
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.queue.extend(receipt, 0))
+            raise
+        finally:
+            heartbeat.cancel()
+            self.held = 0
+            self._write_state()
+
+    async def _convert(self, message: ChunkMessage, attempts: int) -> ChunkResult:
+        bucket = AsyncBucket(self.s3, message.bucket)
+        started = time.time()
+        base = dict(
+            job_id=message.job_id,
+            chunk=message.chunk,
+            attempts=attempts,
+            converter=self.conversion.name,
+            converter_version=self.conversion.version,
+            queue_wait_s=max(0.0, started - message.sent_at),
+        )
+        with tempfile.TemporaryDirectory(prefix="pagefleet-chunk-") as tmp:
+            pdf_path, assets_dir = Path(tmp) / "chunk.pdf", Path(tmp) / "assets"
+            assets_dir.mkdir()
+            pdf_path.write_bytes(
+                await bucket.get(keys.chunk_pdf(message.job_id, message.chunk.index))
+            )
+            convert_started = time.perf_counter()
+            try:
+                pages = await self.conversion.convert(
+                    pdf_path, message.chunk.first_page, assets_dir
+                )
+            except PagefleetError as exc:
+                return ChunkResult(
+                    status="failed",
+                    error=ErrorInfo(code=exc.code, message=exc.message),
+                    convert_s=time.perf_counter() - convert_started,
+                    finished_at=time.time(),
+                    **base,  # type: ignore[arg-type]
+                )
+            convert_s = time.perf_counter() - convert_started
+            upload_started = time.perf_counter()
+            assets = sorted(p.name for p in assets_dir.iterdir())
+            await asyncio.gather(
+                *(
+                    bucket.put(
+                        keys.job_assets(message.job_id) + name, (assets_dir / name).read_bytes()
+                    )
+                    for name in assets
+                )
+            )
+        return ChunkResult(
+            status="done",
+            pages=pages,
+            assets=assets,
+            convert_s=convert_s,
+            upload_s=time.perf_counter() - upload_started,
+            finished_at=time.time(),
+            **base,  # type: ignore[arg-type]
+        )
+
+    async def _write_result(self, bucket: AsyncBucket, key: str, result: ChunkResult) -> None:
+        body = result.model_dump_json(exclude_none=True).encode()
+        if result.status == "done":
+            # A twin delivery converting the same chunk writes the same pages: last write wins.
+            await bucket.put(key, body, content_type="application/json")
+            return
+        try:  # a failure never overwrites a result another worker got right
+            await bucket.put(key, body, content_type="application/json", if_none_match=True)
+        except PreconditionFailed:
+            log.info("chunk %s already has a result; keeping it", key)
+
+    async def _heartbeat(self, receipt: str) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_s)
+            await self.queue.extend(receipt, self.settings.visibility_timeout_s)
+
+    def _write_state(self) -> None:
+        """Tell the supervisor what this worker holds and has done (atomic rename)."""
+        if self.state_file is None:
+            return
+        state = {
+            "pid": os.getpid(),
+            "held": self.held,
+            "chunks_done": self.chunks_done,
+            "pages_done": self.pages_done,
+            "convert_s": round(self.convert_s, 3),
+            "updated_at": time.time(),
+        }
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.state_file)
+
+
+async def run_worker(settings: Settings, state_file: Path | None = None) -> None:
+    worker = Worker(settings, state_file)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, worker.stop)
+    loop.add_signal_handler(signal.SIGINT, worker.stop)
+    await worker.run()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    state = os.environ.get("PAGEFLEET_WORKER_STATE_FILE")
+    asyncio.run(run_worker(Settings(), Path(state) if state else None))
+
+
+if __name__ == "__main__":
+    main()
