@@ -1,0 +1,148 @@
+data "aws_caller_identity" "current" {}
+
+locals {
+  # The one definition of the queues, notifications and setting defaults: pagefleet/stack.py,
+  # exported by scripts/stack_json.py (tests fail when the two disagree).
+  stack = jsondecode(file("${path.module}/stack.json"))
+
+  bucket_name  = coalesce(var.bucket_name, "${var.name}-${data.aws_caller_identity.current.account_id}-${var.region}")
+  package_path = coalesce(var.lambda_package_path, "${path.module}/../build/lambda.zip")
+
+  settings = {
+    chunk_pages          = coalesce(var.chunk_pages, local.stack.settings.chunk_pages)
+    visibility_timeout_s = coalesce(var.visibility_timeout_s, local.stack.settings.visibility_timeout_s)
+    convert_timeout_s    = coalesce(var.convert_timeout_s, local.stack.settings.convert_timeout_s)
+    drain_timeout_s      = coalesce(var.drain_timeout_s, local.stack.settings.drain_timeout_s)
+  }
+
+  queues = merge(local.stack.queues, {
+    chunks = merge(local.stack.queues.chunks, { visibility_timeout_s = local.settings.visibility_timeout_s })
+  })
+
+  handler_env = {
+    PAGEFLEET_CHUNK_PAGES  = tostring(local.settings.chunk_pages)
+    PAGEFLEET_MAX_PAGES    = tostring(local.stack.settings.max_pages)
+    PAGEFLEET_MAX_BYTES    = tostring(local.stack.settings.max_bytes)
+    PAGEFLEET_MAX_ATTEMPTS = tostring(local.stack.settings.max_attempts)
+  }
+
+  runner_env = {
+    PAGEFLEET_BUCKET               = module.storage.bucket_name
+    PAGEFLEET_QUEUE_PREFIX         = var.name
+    PAGEFLEET_REGION               = var.region
+    PAGEFLEET_CONVERTER            = "marker"
+    PAGEFLEET_WORKERS              = tostring(var.workers_per_gpu)
+    PAGEFLEET_VISIBILITY_TIMEOUT_S = tostring(local.settings.visibility_timeout_s)
+    PAGEFLEET_CONVERT_TIMEOUT_S    = tostring(local.settings.convert_timeout_s)
+    PAGEFLEET_DRAIN_TIMEOUT_S      = tostring(local.settings.drain_timeout_s)
+    PAGEFLEET_MAX_ATTEMPTS         = tostring(local.stack.settings.max_attempts)
+    CUDA_MPS_PIPE_DIRECTORY        = "/tmp/nvidia-mps"
+  }
+}
+
+module "storage" {
+  source = "./modules/storage"
+
+  bucket_name          = local.bucket_name
+  force_destroy        = var.force_destroy
+  jobs_expiration_days = var.jobs_expiration_days
+  access_log_bucket    = var.access_log_bucket
+
+  notifications = [
+    for n in local.stack.notifications : {
+      id            = n.id
+      queue_arn     = module.queues.queue_arns[n.queue_role]
+      events        = n.events
+      filter_prefix = n.filter_prefix
+      filter_suffix = n.filter_suffix
+    }
+  ]
+
+  tags = var.tags
+}
+
+module "queues" {
+  source = "./modules/queues"
+
+  name_prefix          = var.name
+  queues               = local.queues
+  kms_key_arn          = module.storage.kms_key_arn
+  notifying_bucket_arn = module.storage.bucket_arn_static
+  notified_roles       = toset([for n in local.stack.notifications : n.queue_role])
+  # The chunks DLQ feeds a Lambda: its visibility must cover the function timeout (6x, as for the sources).
+  dlq_visibility_timeout_s = 6 * local.stack.handler_timeout_s
+
+  tags = var.tags
+}
+
+module "functions" {
+  source = "./modules/functions"
+
+  name_prefix                  = var.name
+  package_path                 = local.package_path
+  timeout_s                    = local.stack.handler_timeout_s
+  bucket_name                  = module.storage.bucket_name
+  bucket_arn                   = module.storage.bucket_arn
+  queue_prefix                 = var.name
+  queue_arns                   = module.queues.queue_arns
+  dead_letter_queue_arns       = module.queues.dead_letter_queue_arns
+  kms_key_arn                  = module.storage.kms_key_arn
+  environment                  = local.handler_env
+  reserved_concurrency         = var.lambda_reserved_concurrency
+  event_source_mapping_enabled = var.event_source_mapping_enabled
+  log_retention_days           = var.log_retention_days
+
+  tags = var.tags
+}
+
+module "runners" {
+  source = "./modules/runners"
+
+  create                                   = var.create_runners
+  name                                     = var.name
+  vpc_id                                   = var.vpc_id
+  subnet_ids                               = var.subnet_ids
+  instance_types                           = var.gpu_instance_types
+  on_demand_base_capacity                  = var.on_demand_base_capacity
+  on_demand_percentage_above_base_capacity = var.on_demand_percentage_above_base_capacity
+  max_instances                            = var.max_runners
+  image_tag                                = var.runner_image_tag
+  task_memory_mb                           = var.runner_memory_mb
+  stop_timeout_s                           = ceil(local.settings.drain_timeout_s) + 15
+  mps_pipe_directory                       = local.runner_env.CUDA_MPS_PIPE_DIRECTORY
+  environment                              = local.runner_env
+  bucket_arn                               = module.storage.bucket_arn
+  chunks_queue_arn                         = module.queues.queue_arns["chunks"]
+  kms_key_arn                              = module.storage.kms_key_arn
+  log_retention_days                       = var.log_retention_days
+
+  tags = var.tags
+}
+
+module "autoscaling" {
+  source = "./modules/autoscaling"
+
+  create               = var.create_runners && var.create_autoscaling
+  name                 = var.name
+  cluster_name         = coalesce(module.runners.cluster_name, var.name)
+  service_name         = coalesce(module.runners.service_name, var.name)
+  chunks_queue_name    = module.queues.queue_names["chunks"]
+  max_runners          = var.max_runners
+  acceptable_latency_s = var.acceptable_latency_s
+  seconds_per_chunk    = var.seconds_per_chunk
+
+  tags = var.tags
+}
+
+module "alarms" {
+  source = "./modules/alarms"
+
+  create                       = var.create_alarms
+  name                         = var.name
+  dead_letter_queue_names      = module.queues.dead_letter_queue_names
+  chunks_queue_name            = module.queues.queue_names["chunks"]
+  oldest_chunk_age_threshold_s = var.oldest_chunk_age_threshold_s
+  alarm_actions                = var.alarm_actions
+
+  tags = var.tags
+}

@@ -1,0 +1,136 @@
+################################################################################
+# Functions
+################################################################################
+
+variable "create" {
+  description = "Whether to create the Lambda functions, their roles, log groups and event source mappings."
+  type        = bool
+  default     = true
+}
+
+variable "name_prefix" {
+  description = "Function names are `<name_prefix>-splitter`, `-completion` and `-dead-letter`."
+  type        = string
+}
+
+variable "package_path" {
+  description = "Path of the Lambda zip built by `make lambda-package` (handlers/, pagefleet/ and manylinux wheels)."
+  type        = string
+}
+
+variable "runtime" {
+  description = "Lambda runtime; must match the Python version the package's wheels were built for."
+  type        = string
+  default     = "python3.12"
+}
+
+variable "architecture" {
+  description = "Lambda architecture; must match the package's wheels (x86_64 or arm64)."
+  type        = string
+  default     = "x86_64"
+
+  validation {
+    condition     = contains(["x86_64", "arm64"], var.architecture)
+    error_message = "architecture must be x86_64 or arm64."
+  }
+}
+
+variable "timeout_s" {
+  description = "Function timeout in seconds; each source queue's visibility timeout must be at least this (stack.py uses 6x)."
+  type        = number
+  default     = 60
+}
+
+variable "memory_mb" {
+  description = "Memory (128-10240 MB) per function: splitter, completion, dead_letter. The splitter holds a whole PDF."
+  type        = map(number)
+  default = {
+    splitter    = 2048
+    completion  = 1024
+    dead_letter = 256
+  }
+}
+
+variable "reserved_concurrency" {
+  description = "Reserved concurrent executions per function (-1: unreserved). Caps what a burst of uploads can do to S3 and the account's Lambda quota."
+  type        = map(number)
+  default = {
+    splitter    = 10
+    completion  = 5
+    dead_letter = 2
+  }
+}
+
+variable "batch_size" {
+  description = "SQS messages per invocation per function. One PDF per splitter invocation keeps its memory and time bounded."
+  type        = map(number)
+  default = {
+    splitter    = 1
+    completion  = 10
+    dead_letter = 10
+  }
+}
+
+variable "event_source_mapping_enabled" {
+  description = "Whether the SQS event source mappings poll. Off against a moto server, which would try to run the functions in Docker."
+  type        = bool
+  default     = true
+}
+
+variable "tracing_mode" {
+  description = "X-Ray tracing mode: PassThrough or Active."
+  type        = string
+  default     = "PassThrough"
+}
+
+variable "log_retention_days" {
+  description = "Retention of the functions' log groups, in days."
+  type        = number
+  default     = 30
+}
+
+variable "environment" {
+  description = "PAGEFLEET_* settings (and POWERTOOLS_*) for every function, besides the bucket, queue prefix and region this module sets."
+  type        = map(string)
+  default     = {}
+}
+
+################################################################################
+# What the functions use
+################################################################################
+
+variable "bucket_name" {
+  description = "The pagefleet bucket (PAGEFLEET_BUCKET)."
+  type        = string
+}
+
+variable "bucket_arn" {
+  description = "ARN of the pagefleet bucket."
+  type        = string
+}
+
+variable "queue_prefix" {
+  description = "Prefix of the queue names (PAGEFLEET_QUEUE_PREFIX)."
+  type        = string
+}
+
+variable "queue_arns" {
+  description = "Source queue ARNs by role: ingest, chunks, completion."
+  type        = map(string)
+}
+
+variable "dead_letter_queue_arns" {
+  description = "DLQ ARNs by role of their source queue; the chunks DLQ feeds the dead-letter function."
+  type        = map(string)
+}
+
+variable "kms_key_arn" {
+  description = "KMS key of the bucket, the queues, the log groups and the functions' environment."
+  type        = string
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,34 @@
+output "ecr_repository_url" {
+  description = "URL of the runner image repository (`docker push <url>:<tag>`)."
+  value       = try(aws_ecr_repository.this[0].repository_url, null)
+}
+
+output "cluster_name" {
+  description = "Name of the ECS cluster."
+  value       = try(aws_ecs_cluster.this[0].name, null)
+}
+
+output "service_name" {
+  description = "Name of the runner ECS service."
+  value       = try(aws_ecs_service.this[0].name, null)
+}
+
+output "task_definition_arn" {
+  description = "ARN of the runner task definition."
+  value       = try(aws_ecs_task_definition.this[0].arn, null)
+}
+
+output "autoscaling_group_name" {
+  description = "Name of the GPU instances' auto scaling group."
+  value       = try(aws_autoscaling_group.this[0].name, null)
+}
+
+output "task_role_arn" {
+  description = "ARN of the runner task role."
+  value       = try(aws_iam_role.task[0].arn, null)
+}
+
+output "log_group_name" {
+  description = "Log group of the runner containers."
+  value       = try(aws_cloudwatch_log_group.this[0].name, null)
+}

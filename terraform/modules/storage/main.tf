@@ -1,0 +1,251 @@
+data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+
+locals {
+  account_id = data.aws_caller_identity.current.account_id
+  partition  = data.aws_partition.current.partition
+  region     = data.aws_region.current.name
+}
+
+################################################################################
+# Encryption key: the bucket, the queues, the Lambda environments and the log groups
+################################################################################
+
+data "aws_iam_policy_document" "kms" {
+  count = var.create ? 1 : 0
+
+  # Delegates use of the key to IAM policies in this account, so each role's own policy
+  # says what it may do.
+  statement {
+    sid       = "AccountAdministersThroughIam"
+    actions   = ["kms:*"]
+    resources = ["*"]
+
+    principals {
+      type        = "AWS"
+      identifiers = ["arn:${local.partition}:iam::${local.account_id}:root"]
+    }
+  }
+
+  # S3 encrypts the event notifications it sends to the KMS-encrypted queues.
+  statement {
+    sid       = "S3NotificationsToEncryptedQueues"
+    actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
+    resources = ["*"]
+
+    principals {
+      type        = "Service"
+      identifiers = ["s3.amazonaws.com"]
+    }
+
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
+    }
+  }
+
+  # CloudWatch Logs encrypts this account's log groups with the key.
+  statement {
+    sid       = "CloudWatchLogs"
+    actions   = ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"]
+    resources = ["*"]
+
+    principals {
+      type        = "Service"
+      identifiers = ["logs.${local.region}.amazonaws.com"]
+    }
+
+    condition {
+      test     = "ArnLike"
+      variable = "kms:EncryptionContext:aws:logs:arn"
+      values   = ["arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:*"]
+    }
+  }
+}
+
+resource "aws_kms_key" "this" {
+  count = var.create ? 1 : 0
+
+  description             = "pagefleet ${var.bucket_name}: bucket, queues, Lambda environment and logs"
+  enable_key_rotation     = true
+  deletion_window_in_days = var.kms_deletion_window_days
+  policy                  = data.aws_iam_policy_document.kms[0].json
+
+  tags = var.tags
+}
+
+resource "aws_kms_alias" "this" {
+  count = var.create ? 1 : 0
+
+  name          = "alias/${var.bucket_name}"
+  target_key_id = aws_kms_key.this[0].key_id
+}
+
+################################################################################
+# Bucket
+################################################################################
+
+resource "aws_s3_bucket" "this" {
+  count = var.create ? 1 : 0
+
+  # checkov:skip=CKV_AWS_144:Cross-region replication doubles storage for intermediate data; inbox/ stays with its owner and outbox/ can be rebuilt from it.
+  # checkov:skip=CKV_AWS_18:Access logging is opt-in through var.access_log_bucket (a separate log bucket this module cannot own).
+  bucket        = var.bucket_name
+  force_destroy = var.force_destroy
+
+  tags = var.tags
+}
+
+resource "aws_s3_bucket_logging" "this" {
+  count = var.create && var.access_log_bucket != null ? 1 : 0
+
+  bucket        = aws_s3_bucket.this[0].id
+  target_bucket = var.access_log_bucket
+  target_prefix = "s3/${var.bucket_name}/"
+}
+
+resource "aws_s3_bucket_ownership_controls" "this" {
+  count = var.create ? 1 : 0
+
+  bucket = aws_s3_bucket.this[0].id
+
+  rule {
+    object_ownership = "BucketOwnerEnforced"
+  }
+}
+
+resource "aws_s3_bucket_public_access_block" "this" {
+  count = var.create ? 1 : 0
+
+  bucket                  = aws_s3_bucket.this[0].id
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_versioning" "this" {
+  count = var.create ? 1 : 0
+
+  bucket = aws_s3_bucket.this[0].id
+
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "this" {
+  count = var.create ? 1 : 0
+
+  bucket = aws_s3_bucket.this[0].id
+
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm     = "aws:kms"
+      kms_master_key_id = aws_kms_key.this[0].arn
+    }
+    # One data key per bucket instead of a KMS call per chunk object.
+    bucket_key_enabled = true
+  }
+}
+
+data "aws_iam_policy_document" "bucket" {
+  count = var.create ? 1 : 0
+
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["s3:*"]
+    resources = [aws_s3_bucket.this[0].arn, "${aws_s3_bucket.this[0].arn}/*"]
+
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+resource "aws_s3_bucket_policy" "this" {
+  count = var.create ? 1 : 0
+
+  bucket = aws_s3_bucket.this[0].id
+  policy = data.aws_iam_policy_document.bucket[0].json
+
+  # S3 rejects a bucket policy while the public access block is being changed.
+  depends_on = [aws_s3_bucket_public_access_block.this]
+}
+
+resource "aws_s3_bucket_lifecycle_configuration" "this" {
+  count = var.create ? 1 : 0
+
+  bucket = aws_s3_bucket.this[0].id
+
+  rule {
+    id     = "expire-jobs"
+    status = "Enabled"
+
+    filter {
+      prefix = "jobs/"
+    }
+
+    expiration {
+      days = var.jobs_expiration_days
+    }
+
+    # Intermediate objects need no history.
+    noncurrent_version_expiration {
+      noncurrent_days = 1
+    }
+  }
+
+  rule {
+    id     = "all-objects"
+    status = "Enabled"
+
+    filter {}
+
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 1
+    }
+
+    noncurrent_version_expiration {
+      noncurrent_days = var.noncurrent_version_expiration_days
+    }
+
+    expiration {
+      expired_object_delete_marker = true
+    }
+  }
+
+  depends_on = [aws_s3_bucket_versioning.this]
+}
+
+################################################################################
+# Notifications: inbox PDFs -> ingest queue, chunk results -> completion queue
+################################################################################
+
+resource "aws_s3_bucket_notification" "this" {
+  count = var.create && length(var.notifications) > 0 ? 1 : 0
+
+  bucket = aws_s3_bucket.this[0].id
+
+  dynamic "queue" {
+    for_each = var.notifications
+
+    content {
+      id            = queue.value.id
+      queue_arn     = queue.value.queue_arn
+      events        = queue.value.events
+      filter_prefix = queue.value.filter_prefix
+      filter_suffix = queue.value.filter_suffix
+    }
+  }
+}

@@ -1,0 +1,24 @@
+output "bucket_name" {
+  description = "Name of the bucket (PAGEFLEET_BUCKET)."
+  value       = try(aws_s3_bucket.this[0].id, null)
+}
+
+output "bucket_arn" {
+  description = "ARN of the bucket."
+  value       = try(aws_s3_bucket.this[0].arn, null)
+}
+
+output "bucket_arn_static" {
+  description = "ARN of the bucket, built from its name so queue policies can use it before the bucket exists."
+  value       = "arn:${data.aws_partition.current.partition}:s3:::${var.bucket_name}"
+}
+
+output "kms_key_arn" {
+  description = "ARN of the KMS key of the bucket, the queues, the Lambda environments and the log groups."
+  value       = try(aws_kms_key.this[0].arn, null)
+}
+
+output "bucket_notification_id" {
+  description = "ID of the bucket notification configuration (null when none is set)."
+  value       = try(aws_s3_bucket_notification.this[0].id, null)
+}

@@ -1,0 +1,82 @@
+"""Write terraform/stack.json from pagefleet/stack.py: the one definition Terraform reads.
+
+Terraform cannot import Python, so the queue specs, notification filters and the settings
+defaults the deployment depends on are exported here; `tests/test_terraform.py` fails when the
+committed file and `pagefleet.stack` disagree.  Run `make terraform-stack-json` after changing
+`pagefleet/stack.py` or `pagefleet/settings.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pagefleet import stack
+from pagefleet.settings import Settings
+
+OUT = Path(__file__).resolve().parents[1] / "stack.json"
+
+# Runner and handler settings whose defaults Terraform uses unless a variable overrides them.
+SETTINGS_EXPORTED = (
+    "chunk_pages",
+    "max_pages",
+    "max_bytes",
+    "max_attempts",
+    "visibility_timeout_s",
+    "convert_timeout_s",
+    "drain_timeout_s",
+    "heartbeat_s",
+    "poll_wait_s",
+)
+
+
+def stack_document() -> dict[str, Any]:
+    settings = Settings()
+    specs = stack.queue_specs(settings)
+    # Role names stand in for ARNs, so each rule keeps the role it is for.
+    config = stack.notification_configuration({s.role: s.role for s in specs})
+    defaults = settings.model_dump()
+    return {
+        "_generated_by": "terraform/scripts/stack_json.py from pagefleet/stack.py; do not edit",
+        "handler_timeout_s": stack.HANDLER_TIMEOUT_S,
+        "queues": {
+            s.role: s.model_dump(exclude={"role"}) for s in specs
+        },
+        "notifications": [
+            {
+                "id": rule["Id"],
+                "queue_role": rule["QueueArn"],
+                "events": rule["Events"],
+                "filter_prefix": _filter(rule, "prefix"),
+                "filter_suffix": _filter(rule, "suffix"),
+            }
+            for rule in config["QueueConfigurations"]
+        ],
+        "settings": {name: defaults[name] for name in SETTINGS_EXPORTED},
+    }
+
+
+def _filter(rule: dict[str, Any], name: str) -> str:
+    rules = rule["Filter"]["Key"]["FilterRules"]
+    return next(r["Value"] for r in rules if r["Name"] == name)
+
+
+def render() -> str:
+    return json.dumps(stack_document(), indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if OUT.read_text() != text:
+            print(f"{OUT} is stale: run `make terraform-stack-json`", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,44 @@
+terraform {
+  required_version = ">= 1.7.0"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.100"
+    }
+  }
+}
+
+provider "aws" {
+  region = var.region
+
+  # An AWS-compatible endpoint (the moto server of the tests); null means AWS itself.
+  s3_use_path_style           = var.endpoint_url != null
+  skip_metadata_api_check     = var.endpoint_url != null
+  skip_credentials_validation = var.endpoint_url != null
+
+  dynamic "endpoints" {
+    for_each = var.endpoint_url == null ? [] : [var.endpoint_url]
+
+    content {
+      cloudwatch             = endpoints.value
+      cloudwatchlogs         = endpoints.value
+      ecr                    = endpoints.value
+      ecs                    = endpoints.value
+      ec2                    = endpoints.value
+      autoscaling            = endpoints.value
+      applicationautoscaling = endpoints.value
+      iam                    = endpoints.value
+      kms                    = endpoints.value
+      lambda                 = endpoints.value
+      s3                     = endpoints.value
+      sqs                    = endpoints.value
+      ssm                    = endpoints.value
+      sts                    = endpoints.value
+    }
+  }
+
+  default_tags {
+    tags = merge({ Project = "pagefleet", Deployment = var.name }, var.tags)
+  }
+}
