@@ -26,7 +26,9 @@ class Settings(BaseSettings):
 
     # --- limits on input (rule 4) ---
     chunk_pages: int = Field(16, ge=1, description="Target pages per chunk.")
-    max_pages: int = Field(5000, ge=1, description="Documents with more pages fail: too_many_pages.")
+    max_pages: int = Field(
+        5000, ge=1, description="Documents with more pages fail: too_many_pages."
+    )
     max_bytes: int = Field(
         512 * 1024 * 1024, ge=1, description="Documents larger than this fail: too_large."
     )
@@ -34,6 +36,11 @@ class Settings(BaseSettings):
     # --- runner ---
     converter: Literal["text-layer", "marker"] = Field(
         "text-layer", description="Chunk converter: CPU text layer, or marker-pdf on a GPU."
+    )
+    ocr: Literal["auto", "off", "force"] = Field(
+        "auto",
+        description="Text-layer converter OCR: pages without a usable text layer (auto), "
+        "never (off), or every page (force).",
     )
     workers: int = Field(0, ge=0, description="Worker processes; 0 means one per CPU core.")
     convert_timeout_s: float = Field(
@@ -58,6 +65,16 @@ class Settings(BaseSettings):
     burst: bool = Field(
         False, description="Exit once the chunk queue is empty (tests and benchmarks)."
     )
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """``settings`` as the environment of another process (a runner, a handler)."""
+    env = {}
+    for name, value in settings.model_dump(exclude_none=True).items():
+        env[f"PAGEFLEET_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(
+            value
+        )
+    return env
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -1,0 +1,330 @@
+"""Markdown for a whole document from its page layouts.
+
+This runs once per document in the completion step, over the layouts of all chunks in page
+order, and is where everything that needs the whole document is decided (rule 5): heading
+levels, repeated page headers and footers, paragraphs running across a page break and
+hyphenation across line and page breaks. It imports nothing heavier than the standard library,
+and runs in time linear in the number of spans.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_size, line_text
+
+# Lines this close to the top or bottom edge (share of the page height) may be headers/footers.
+_MARGIN = 0.12
+# Only the outermost lines of a page are header/footer candidates.
+_EDGE_LINES = 4
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+_PAGE_NUMBER = re.compile(
+    r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
+)
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_ESCAPE = re.compile(r"([\\`*_\[\]<>])")
+_BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
+
+LineRef = tuple[int, int, int]  # (index of the page in the sequence, block index, line index)
+
+
+def render_document(pages: Sequence[dict[str, Any]]) -> str:
+    """The Markdown of a whole document from all its page layouts, in page order."""
+    doc = _Analysis.of(pages)
+    out = _Writer(doc)
+    for pi, page in enumerate(pages):
+        for bi, block in enumerate(page["blocks"]):
+            if "rows" in block:
+                out.table(block["rows"])
+                continue
+            lines = [
+                line for li, line in enumerate(block["lines"]) if (pi, bi, li) not in doc.furniture
+            ]
+            if lines:
+                out.block({"bbox": block["bbox"], "lines": lines}, new_page=out.page != pi)
+                out.page = pi
+    return out.finish()
+
+
+def find_furniture(pages: Sequence[dict[str, Any]]) -> set[LineRef]:
+    """Lines that are page furniture: headers and footers repeated across pages, page numbers.
+
+    A candidate is one of the outermost lines of a page inside the top or bottom margin; it is
+    furniture when its text, digits ignored, recurs in the same margin on several pages, or
+    when it is only a page number.
+    """
+    per_page: list[dict[tuple[str, str], list[tuple[int, int]]]] = []
+    counts: Counter[tuple[str, str]] = Counter()
+    for page in pages:
+        height = page["height"] or 1.0
+        placed = [
+            (line["bbox"][1], bi, li, line)
+            for bi, block in enumerate(page["blocks"])
+            if "lines" in block
+            for li, line in enumerate(block["lines"])
+        ]
+        placed.sort(key=lambda item: item[0])
+        edge = placed[:_EDGE_LINES] + placed[max(_EDGE_LINES, len(placed) - _EDGE_LINES) :]
+        found: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for _, bi, li, line in edge:
+            y0, y1 = line["bbox"][1], line["bbox"][3]
+            if y1 <= height * _MARGIN:
+                band = "top"
+            elif y0 >= height * (1 - _MARGIN):
+                band = "bottom"
+            else:
+                continue
+            found.setdefault((band, _furniture_key(line_text(line))), []).append((bi, li))
+        per_page.append(found)
+        counts.update(found.keys())
+    need = 2 if len(pages) <= 3 else 3
+    furniture: set[LineRef] = set()
+    for pi, found in enumerate(per_page):
+        for key, places in found.items():
+            if counts[key] >= need or _PAGE_NUMBER.match(key[1]):
+                furniture.update((pi, bi, li) for bi, li in places)
+    return furniture
+
+
+def _furniture_key(text: str) -> str:
+    text = _SPACES.sub(" ", text.strip().lower())
+    # Digits vary from page to page in running heads ("Page 3", "2.3.59-12"), but a line
+    # of numbers only (a table row) must match exactly to count as repeated.
+    return _DIGITS.sub("#", text) if any(c.isalpha() for c in text) or len(text) <= 4 else text
+
+
+@dataclass
+class _Analysis:
+    """Whole-document facts the rendering of any one block depends on."""
+
+    furniture: set[LineRef]
+    body_size: float
+    levels: dict[tuple[float, bool], int]
+    vocabulary: set[str]
+
+    @classmethod
+    def of(cls, pages: Sequence[dict[str, Any]]) -> _Analysis:
+        furniture = find_furniture(pages)
+        sizes: Counter[float] = Counter()
+        vocabulary: set[str] = set()
+        for pi, page in enumerate(pages):
+            for bi, block in enumerate(page["blocks"]):
+                for li, line in enumerate(block.get("lines", ())):
+                    if (pi, bi, li) in furniture:
+                        continue
+                    text = line_text(line)
+                    sizes[_bucket(line_size(line))] += len(text)
+                    vocabulary.update(w.lower() for w in _WORD.findall(text))
+        body = sizes.most_common(1)[0][0] if sizes else 0.0
+        styles: set[tuple[float, bool]] = set()
+        for pi, page in enumerate(pages):
+            for bi, block in enumerate(page["blocks"]):
+                if "lines" not in block:
+                    continue
+                lines = [
+                    ln for li, ln in enumerate(block["lines"]) if (pi, bi, li) not in furniture
+                ]
+                style = _heading_style(lines, body)
+                if style:
+                    styles.add(style)
+        ranked = sorted(styles, key=lambda s: (-s[0], not s[1]))
+        levels = {style: min(rank + 1, 6) for rank, style in enumerate(ranked)}
+        return cls(furniture, body, levels, vocabulary)
+
+
+def _bucket(size: float) -> float:
+    return round(size * 2) / 2
+
+
+def _heading_style(lines: list[dict[str, Any]], body: float) -> tuple[float, bool] | None:
+    """(size, bold) of a block that looks like a heading, else None."""
+    if not lines or len(lines) > 3:
+        return None
+    text = " ".join(line_text(line) for line in lines).strip()
+    if not text or len(text) > 150 or not any(c.isalpha() for c in text):
+        return None
+    size = _bucket(max(line_size(line) for line in lines))
+    spans = [s for line in lines for s in line["spans"] if s["t"].strip()]
+    bold = all(s.get("b") for s in spans)
+    if size >= body * 1.15 and len(text.split()) <= 25:
+        return size, bold
+    if (
+        bold
+        and size >= body - 0.5
+        and len(text.split()) <= 12
+        and not text.endswith((".", ",", ";"))
+        and (text[0].isupper() or text[0].isdigit())
+    ):
+        return size, bold
+    return None
+
+
+@dataclass
+class _Writer:
+    doc: _Analysis
+    page: int = -1
+    # (kind, markdown): items of one list ("bullet", "ordered") are joined by a single newline.
+    parts: list[tuple[str, str]] = field(default_factory=list)
+    # The paragraph being built stays open until the next block, which may continue it.
+    open_para: dict[str, Any] | None = None
+    list_indents: list[float] = field(default_factory=list)
+
+    def block(self, block: dict[str, Any], *, new_page: bool) -> None:
+        style = _heading_style(block["lines"], self.doc.body_size)
+        para = self.open_para
+        if style is None and para is not None and new_page and continues(para, block):
+            para["lines"].extend(block["lines"])
+            return
+        self._close_para()
+        if style is not None:
+            self.list_indents.clear()
+            text = _plain(block["lines"], self.doc.vocabulary)
+            self.parts.append(("heading", "#" * self.doc.levels[style] + " " + text))
+            return
+        marker = LIST_MARKER.match(line_text(block["lines"][0]))
+        if marker:
+            self._list_item(block, marker.group())
+            return
+        self.list_indents.clear()
+        self.open_para = {"bbox": block["bbox"], "lines": list(block["lines"])}
+
+    def table(self, rows: list[list[str]]) -> None:
+        self._close_para()
+        self.list_indents.clear()
+        width = max(len(row) for row in rows)
+        cells = [[_cell(c) for c in row] + [""] * (width - len(row)) for row in rows]
+        lines = ["| " + " | ".join(cells[0]) + " |", "|" + " --- |" * width]
+        lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
+        self.parts.append(("table", "\n".join(lines)))
+
+    def finish(self) -> str:
+        self._close_para()
+        out: list[str] = []
+        for i, (kind, text) in enumerate(self.parts):
+            if i:
+                same_list = kind in ("bullet", "ordered") and self.parts[i - 1][0] == kind
+                out.append("\n" if same_list else "\n\n")
+            out.append(text)
+        return "".join(out) + ("\n" if out else "")
+
+    def _close_para(self) -> None:
+        if self.open_para is not None:
+            text = _inline(self.open_para["lines"], self.doc.vocabulary)
+            if text:
+                self.parts.append(("para", _escape_start(text)))
+            self.open_para = None
+
+    def _list_item(self, block: dict[str, Any], marker: str) -> None:
+        x0 = block["lines"][0]["bbox"][0]
+        while self.list_indents and x0 < self.list_indents[-1] - 2:
+            self.list_indents.pop()
+        if not self.list_indents or x0 > self.list_indents[-1] + 2:
+            self.list_indents.append(x0)
+        depth = len(self.list_indents) - 1
+        lines = _strip_prefix(block["lines"], len(marker))
+        text = _inline(lines, self.doc.vocabulary)
+        symbol = marker.strip().strip("()")
+        kind = "bullet"
+        if symbol[:1] in BULLETS:
+            bullet = "- "
+        elif symbol[:-1].isdigit():
+            kind, bullet = "ordered", f"{symbol[:-1]}. "
+        else:
+            bullet = "- " + _escape(marker.strip()) + " "
+        self.parts.append((kind, "    " * depth + bullet + text))
+
+
+def _strip_prefix(lines: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """The lines without the first ``count`` characters (a list marker)."""
+    spans = []
+    for span in lines[0]["spans"]:
+        text = span["t"]
+        if count >= len(text):
+            count -= len(text)
+            continue
+        spans.append({**span, "t": text[count:].lstrip() if count else text})
+        count = 0
+    return [{**lines[0], "spans": spans}, *lines[1:]]
+
+
+def _segments(
+    lines: list[dict[str, Any]], vocabulary: set[str]
+) -> Iterator[tuple[str, bool, bool, str]]:
+    """(text, bold, italic, url) runs of a paragraph, lines joined and hyphenation repaired."""
+    for i, line in enumerate(lines):
+        spans = line["spans"]
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        for j, span in enumerate(spans):
+            text = span["t"]
+            if j == len(spans) - 1 and nxt is not None:
+                text = _join(text, line_text(nxt), vocabulary)
+            yield text, bool(span.get("b")), bool(span.get("i")), span.get("u", "")
+
+
+def _join(text: str, following: str, vocabulary: set[str]) -> str:
+    """The end of a line as it reads before the next line: hyphen dropped or a space added."""
+    stripped = text.rstrip()
+    if not stripped.endswith("-") or len(stripped) < 2 or not stripped[-2].isalpha():
+        return stripped + " "
+    head = _WORD.findall(stripped[:-1])
+    tail = _WORD.findall(following)
+    if not head or not tail or not following.lstrip()[:1].isalpha():
+        return stripped
+    joined = (head[-1] + tail[0]).lower()
+    hyphenated = f"{head[-1]}-{tail[0]}".lower()
+    if joined in vocabulary or (hyphenated not in vocabulary and following.lstrip()[0].islower()):
+        return stripped[:-1]
+    return stripped
+
+
+def _inline(lines: list[dict[str, Any]], vocabulary: set[str]) -> str:
+    """Paragraph text with bold, italic and links as Markdown."""
+    runs: list[list[Any]] = []
+    for text, bold, italic, url in _segments(lines, vocabulary):
+        if runs and (runs[-1][1:] == [bold, italic, url] or not (text.strip() or url)):
+            runs[-1][0] += text
+        else:
+            runs.append([text, bold, italic, url])
+    out = []
+    for text, bold, italic, url in runs:
+        core = text.strip()
+        if not core:
+            out.append(text)
+            continue
+        lead = text[: len(text) - len(text.lstrip())]
+        trail = text[len(text.rstrip()) :]
+        md = _escape(core)
+        # Emphasis on a lone symbol (a footnote star, a bullet) only adds noise.
+        if not any(c.isalnum() for c in core):
+            bold = italic = False
+        if italic:
+            md = f"*{md}*"
+        if bold:
+            md = f"**{md}**"
+        if url:
+            md = f"[{md}]({url.replace(' ', '%20').replace(')', '%29')})"
+        out.append(lead + md + trail)
+    return _SPACES.sub(" ", "".join(out)).strip()
+
+
+def _plain(lines: list[dict[str, Any]], vocabulary: set[str]) -> str:
+    text = "".join(seg[0] for seg in _segments(lines, vocabulary))
+    return _escape(_SPACES.sub(" ", text).strip())
+
+
+def _escape(text: str) -> str:
+    return _ESCAPE.sub(r"\\\1", text)
+
+
+def _escape_start(text: str) -> str:
+    """Keep a paragraph that starts like Markdown block syntax a paragraph."""
+    return "\\" + text if _BLOCK_START.match(text) else text
+
+
+def _cell(text: str) -> str:
+    return _escape(_SPACES.sub(" ", text).strip()).replace("|", "\\|")

@@ -1,0 +1,66 @@
+"""The page layout a runner extracts and the completion step renders.
+
+A layout is plain JSON (it travels through S3 inside every chunk result), so it is kept compact:
+coordinates are rounded to 0.1 pt, only fields the renderer reads are stored, and flags that are
+usually false are left out. Coordinates are in points, origin top-left, y growing downwards.
+
+Every page dict depends only on that page's content (rule 5): nothing in it refers to another
+page, so a chunk PDF yields the same dicts as the whole document.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+Bbox = list[float]  # [x0, y0, x1, y1]
+
+
+class Span(TypedDict):
+    """A run of text in one style on one line."""
+
+    t: str  # text, with pdftext's ligature and whitespace clean-up applied
+    s: float  # effective font size in points (font size times the text matrix scale)
+    b: NotRequired[bool]  # bold
+    i: NotRequired[bool]  # italic
+    m: NotRequired[bool]  # fixed pitch (code)
+    sup: NotRequired[bool]  # superscript (footnote marks)
+    u: NotRequired[str]  # external link target; links into other pages are dropped (rule 5)
+
+
+class Line(TypedDict):
+    bbox: Bbox
+    spans: list[Span]
+    hy: NotRequired[bool]  # ends in a hyphen the PDF marks as a soft (line-break) hyphen
+
+
+class TextBlock(TypedDict):
+    """A paragraph, list item or heading candidate, lines in reading order."""
+
+    bbox: Bbox
+    lines: list[Line]
+
+
+class TableBlock(TypedDict):
+    """A ruled table whose grid is unambiguous: rows of cell texts."""
+
+    bbox: Bbox
+    rows: list[list[str]]
+
+
+Block = TextBlock | TableBlock
+
+
+class Page(TypedDict):
+    number: int  # 1-based page number in the whole document
+    ocr: bool  # the text came from OCR, not from the PDF's text layer
+    width: float
+    height: float
+    blocks: list[Block]  # in reading order
+
+
+class OutlineEntry(TypedDict):
+    """One bookmark of the document outline."""
+
+    title: str
+    level: int  # 1 for top-level bookmarks
+    page: int | None  # 1-based target page, None when it points nowhere

@@ -1,0 +1,119 @@
+"""Small PDFs with known structure, written with fpdf2's built-in fonts (no font files needed).
+
+Each generator writes one file under the given folder and returns its path. The texts are
+plain English so word-level assertions stay readable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pypdfium2 as pdfium
+from fpdf import FPDF
+
+LOREM = (
+    "Rivers carry sediment from the mountains to the sea, and the speed of the water decides "
+    "how much of it stays suspended. Slow water drops sand first and silt later, which is why "
+    "deltas grow in layers that a careful observer can read like the pages of a book. "
+)
+
+
+class _Report(FPDF):
+    """A document whose every page has the same running header and a page-number footer."""
+
+    header_text = ""
+
+    def header(self) -> None:
+        if self.header_text:
+            self.set_font("Helvetica", "", 8)
+            self.set_y(12)
+            self.cell(0, 5, self.header_text, align="R")
+            self.set_y(30)
+
+    def footer(self) -> None:
+        if self.header_text:
+            self.set_y(-15)
+            self.set_font("Helvetica", "", 8)
+            self.cell(0, 5, f"Page {self.page_no()}", align="C")
+
+
+def _new(header: str = "") -> _Report:
+    pdf = _Report(format="A4")
+    pdf.header_text = header
+    pdf.set_auto_page_break(auto=True, margin=25)
+    pdf.set_margins(20, 30, 20)
+    pdf.add_page()
+    return pdf
+
+
+def _heading(pdf: FPDF, text: str, size: int) -> None:
+    pdf.set_font("Helvetica", "B", size)
+    pdf.multi_cell(0, size * 0.6, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(2)
+
+
+def _para(pdf: FPDF, text: str) -> None:
+    pdf.set_font("Helvetica", "", 10)
+    pdf.multi_cell(0, 5, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+
+
+def structured(folder: Path) -> Path:
+    """Two heading levels, a bulleted and a numbered list, a hyphen at a line break."""
+    pdf = _new()
+    _heading(pdf, "Field Guide to Rivers", 20)
+    _para(pdf, LOREM)
+    _heading(pdf, "Sediment Transport", 14)
+    _para(pdf, LOREM)
+    pdf.set_font("Helvetica", "", 10)
+    for item in ("- gravel rolls along the bed", "- sand hops in short jumps", "- silt floats"):
+        pdf.cell(0, 5, item, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+    for n, item in enumerate(("measure the depth", "sample the water", "weigh the residue"), 1):
+        pdf.cell(0, 5, f"{n}. {item}", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+    # A word broken at the line end by a hyphen, the way a typesetter would.
+    pdf.cell(0, 5, "The measurements were taken at regular intervals and carefully docu-")
+    pdf.ln(5)
+    pdf.cell(0, 5, "mented in the field notebook before the flood season began.")
+    pdf.ln(8)
+    _heading(pdf, "Deltas", 14)
+    _para(pdf, LOREM)
+    path = folder / "structured.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def long_report(folder: Path, pages: int = 5) -> Path:
+    """Running header and page numbers on every page; paragraphs run across page breaks."""
+    pdf = _new(header="Annual River Survey 2026")
+    _heading(pdf, "Annual River Survey", 18)
+    section = 0
+    while pdf.page_no() < pages:
+        section += 1
+        _heading(pdf, f"Section {section}: Observations", 13)
+        # Long paragraphs that fpdf breaks across pages wherever the page fills up.
+        _para(pdf, (LOREM * 6).strip())
+    path = folder / "long_report.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def split(pdf_path: Path, folder: Path, size: int) -> list[tuple[Path, int]]:
+    """Cut a PDF into chunk PDFs of ``size`` pages the way the splitter does.
+
+    Returns (chunk path, 1-based number of its first page in the whole document).
+    """
+    src = pdfium.PdfDocument(str(pdf_path))
+    try:
+        chunks = []
+        for start in range(0, len(src), size):
+            chunk = pdfium.PdfDocument.new()
+            chunk.import_pages(src, list(range(start, min(start + size, len(src)))))
+            path = folder / f"{pdf_path.stem}-{start + 1}.pdf"
+            chunk.save(str(path))
+            chunk.close()
+            chunks.append((path, start + 1))
+        return chunks
+    finally:
+        src.close()
