@@ -29,7 +29,7 @@ run "queues_and_dlqs" {
   override_resource {
     target          = aws_sqs_queue.dlq
     override_during = plan
-    values = { arn = "arn:aws:sqs:us-east-1:123456789012:pf-dlq" }
+    values          = { arn = "arn:aws:sqs:us-east-1:123456789012:pf-dlq" }
   }
 
   assert {

@@ -210,7 +210,9 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
     id     = "all-objects"
     status = "Enabled"
 
-    filter {}
+    filter {
+      prefix = ""
+    }
 
     abort_incomplete_multipart_upload {
       days_after_initiation = 1

@@ -1,6 +1,6 @@
 output "bucket_name" {
   description = "Name of the bucket (PAGEFLEET_BUCKET)."
-  value       = try(aws_s3_bucket.this[0].id, null)
+  value       = try(aws_s3_bucket.this[0].bucket, null)
 }
 
 output "bucket_arn" {
@@ -21,4 +21,9 @@ output "kms_key_arn" {
 output "bucket_notification_id" {
   description = "ID of the bucket notification configuration (null when none is set)."
   value       = try(aws_s3_bucket_notification.this[0].id, null)
+}
+
+output "bucket_notifications" {
+  description = "The S3 event notification rules set on the bucket: id, queue_arn, events, filter_prefix, filter_suffix."
+  value       = var.create ? var.notifications : []
 }

@@ -1,0 +1,138 @@
+# The functions module, planned against a mocked provider: handlers, event sources with partial
+# batch responses, concurrency, logs, and the IAM actions of each role.
+
+mock_provider "aws" {
+  override_during = plan
+
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
+  mock_data "aws_partition" {
+    defaults = { partition = "aws" }
+  }
+  mock_data "aws_region" {
+    defaults = { name = "us-east-1" }
+  }
+}
+
+variables {
+  name_prefix  = "pf"
+  package_path = "tests/fixtures/lambda.zip"
+  bucket_name  = "pf-bucket"
+  bucket_arn   = "arn:aws:s3:::pf-bucket"
+  queue_prefix = "pf"
+  kms_key_arn  = "arn:aws:kms:us-east-1:123456789012:key/test"
+  queue_arns = {
+    ingest     = "arn:aws:sqs:us-east-1:123456789012:pf-ingest"
+    chunks     = "arn:aws:sqs:us-east-1:123456789012:pf-chunks"
+    completion = "arn:aws:sqs:us-east-1:123456789012:pf-completion"
+  }
+  dead_letter_queue_arns = {
+    ingest     = "arn:aws:sqs:us-east-1:123456789012:pf-ingest-dlq"
+    chunks     = "arn:aws:sqs:us-east-1:123456789012:pf-chunks-dlq"
+    completion = "arn:aws:sqs:us-east-1:123456789012:pf-completion-dlq"
+  }
+  environment = { PAGEFLEET_CHUNK_PAGES = "16" }
+}
+
+run "functions" {
+  command = plan
+
+  module {
+    source = "./modules/functions"
+  }
+
+  assert {
+    condition = { for k, f in aws_lambda_function.this : k => f.handler } == {
+      splitter    = "handlers.splitter.lambda_handler"
+      completion  = "handlers.completion.lambda_handler"
+      dead_letter = "handlers.completion.dead_letter_handler"
+    }
+    error_message = "each function runs its handler"
+  }
+
+  assert {
+    condition = { for k, m in aws_lambda_event_source_mapping.this : k => m.event_source_arn } == {
+      splitter    = var.queue_arns.ingest
+      completion  = var.queue_arns.completion
+      dead_letter = var.dead_letter_queue_arns.chunks
+    }
+    error_message = "splitter <- ingest, completion <- completion, dead_letter <- chunks DLQ"
+  }
+
+  assert {
+    condition     = alltrue([for m in aws_lambda_event_source_mapping.this : m.function_response_types == toset(["ReportBatchItemFailures"])])
+    error_message = "every event source reports partial batch failures"
+  }
+
+  assert {
+    condition     = alltrue([for f in aws_lambda_function.this : f.reserved_concurrent_executions > 0 && f.kms_key_arn == var.kms_key_arn])
+    error_message = "every function has reserved concurrency and a KMS-encrypted environment"
+  }
+
+  assert {
+    condition = alltrue([for f in aws_lambda_function.this :
+      f.environment[0].variables.PAGEFLEET_BUCKET == "pf-bucket" && f.environment[0].variables.PAGEFLEET_QUEUE_PREFIX == "pf" &&
+    f.environment[0].variables.PAGEFLEET_CHUNK_PAGES == "16" && f.environment[0].variables.PAGEFLEET_REGION == "us-east-1"])
+    error_message = "the functions get their PAGEFLEET_* settings"
+  }
+
+  assert {
+    condition     = alltrue([for g in aws_cloudwatch_log_group.this : g.retention_in_days == 30 && g.kms_key_id == var.kms_key_arn])
+    error_message = "log groups have a retention and are encrypted"
+  }
+
+  # Least privilege: exactly these actions on exactly these resources.
+  assert {
+    condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.this["splitter"].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
+      ReadUploads        = [["s3:GetObject", "s3:GetObjectVersion"], ["arn:aws:s3:::pf-bucket/inbox/*"]]
+      WriteJobs          = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
+      WriteOutbox        = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
+      ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
+      SendChunks         = [["sqs:GetQueueUrl", "sqs:SendMessage"], [var.queue_arns.chunks]]
+      ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.queue_arns.ingest]]
+      UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
+      WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-splitter:*"]]
+    })
+    error_message = "splitter role: read inbox, write jobs/ and outbox/, send chunks, consume ingest"
+  }
+
+  assert {
+    condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.this["completion"].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
+      ReadJobs           = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
+      WriteOutbox        = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
+      ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
+      ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.queue_arns.completion]]
+      UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
+      WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-completion:*"]]
+    })
+    error_message = "completion role: read jobs/, write outbox/, consume completion; nothing on inbox/ or chunks"
+  }
+
+  assert {
+    condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.this["dead_letter"].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
+      RecordFailedChunks = [["s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
+      ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.dead_letter_queue_arns.chunks]]
+      UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
+      WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-dead-letter:*"]]
+    })
+    error_message = "dead-letter role: write chunk results only, consume the chunks DLQ"
+  }
+}
+
+run "mappings_can_be_paused" {
+  command = plan
+
+  module {
+    source = "./modules/functions"
+  }
+
+  variables {
+    event_source_mapping_enabled = false
+  }
+
+  assert {
+    condition     = alltrue([for m in aws_lambda_event_source_mapping.this : !m.enabled])
+    error_message = "event_source_mapping_enabled = false pauses every mapping"
+  }
+}

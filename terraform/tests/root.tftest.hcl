@@ -1,0 +1,73 @@
+# The root configuration, planned against a mocked provider: the modules wired together from
+# stack.json (pagefleet/stack.py).
+
+mock_provider "aws" {
+  override_during = plan
+
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
+  mock_data "aws_partition" {
+    defaults = { partition = "aws" }
+  }
+  mock_data "aws_region" {
+    defaults = { name = "us-east-1" }
+  }
+  mock_data "aws_iam_policy_document" {
+    defaults = { json = "{}" }
+  }
+  mock_data "aws_ssm_parameter" {
+    defaults = { value = "ami-0123456789abcdef0" }
+  }
+  mock_resource "aws_sqs_queue" {
+    defaults = { arn = "arn:aws:sqs:us-east-1:123456789012:pagefleet-queue" }
+  }
+  mock_resource "aws_kms_key" {
+    defaults = { arn = "arn:aws:kms:us-east-1:123456789012:key/test" }
+  }
+}
+
+variables {
+  lambda_package_path = "tests/fixtures/lambda.zip"
+  create_runners      = false
+}
+
+run "pipeline_without_runners" {
+  command = plan
+
+  assert {
+    condition     = output.bucket_name == "pagefleet-123456789012-us-east-1"
+    error_message = "the default bucket name is <name>-<account>-<region>"
+  }
+
+  assert {
+    condition     = output.submit_command == "aws s3 cp ./document.pdf s3://pagefleet-123456789012-us-east-1/inbox/document.pdf --region us-east-1"
+    error_message = "the submit line targets inbox/ of the bucket"
+  }
+
+  assert {
+    condition     = module.queues.queue_names == { ingest = "pagefleet-ingest", chunks = "pagefleet-chunks", completion = "pagefleet-completion" }
+    error_message = "one queue per role of stack.json, named <name>-<role>"
+  }
+
+  assert {
+    condition = jsonencode([for n in module.storage.bucket_notifications : [n.id, n.filter_prefix, n.filter_suffix, n.events]]) == jsonencode(
+    [for n in jsondecode(file("stack.json")).notifications : [n.id, n.filter_prefix, n.filter_suffix, n.events]])
+    error_message = "the bucket's notification rules are stack.json's, in order"
+  }
+
+  assert {
+    condition     = length(module.storage.bucket_notifications) == 9 && length([for n in module.storage.bucket_notifications : n if n.filter_prefix == "inbox/" && lower(n.filter_suffix) == ".pdf"]) == 8
+    error_message = "inbox/*.pdf is notified in each of its 8 letter cases"
+  }
+
+  assert {
+    condition     = module.functions.lambda_function_names == { splitter = "pagefleet-splitter", completion = "pagefleet-completion", dead_letter = "pagefleet-dead-letter" }
+    error_message = "three functions"
+  }
+
+  assert {
+    condition     = output.ecr_repository_url == null && output.cluster_name == null
+    error_message = "create_runners = false plans no runner"
+  }
+}
