@@ -1,0 +1,129 @@
+"""docker/build_lambda_package.py: what goes into build/lambda.zip, and that it is reproducible."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "docker" / "build_lambda_package.py"
+HANDLER_MODULES = ("handlers.splitter", "handlers.completion")
+OUR_PACKAGES = {"handlers", "pagefleet"}
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location("build_lambda_package", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+builder = _load_builder()
+
+
+def _build(tmp_path: Path, *args: str) -> Path:
+    out = tmp_path / "lambda.zip"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--output", str(out), *args],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    if result.returncode != 0 and "--sources-only" not in args and (
+        "No matching distribution" in result.stderr or "Could not find a version" in result.stderr
+    ):
+        pytest.skip(f"no manylinux py{builder.PYTHON_VERSION} wheels reachable: {result.stderr[-300:]}")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def full_package(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    return zipfile.ZipFile(_build(tmp_path_factory.mktemp("full")))
+
+
+def _module_file(names: set[str], module: str) -> str | None:
+    for candidate in (module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py"):
+        if candidate in names:
+            return candidate
+    return None
+
+
+def _top_level_imports(source: str) -> set[str]:
+    """Modules imported when the file is imported (not inside functions or TYPE_CHECKING)."""
+    found: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_sources_only_package_holds_the_handlers_and_core(tmp_path: Path) -> None:
+    names = set(zipfile.ZipFile(_build(tmp_path, "--sources-only")).namelist())
+    assert {"handlers/splitter.py", "handlers/completion.py", "pagefleet/stack.py"} <= names
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+    assert not any(n.startswith("pagefleet/local/") for n in names), "moto-only code stays out"
+    assert not any(n.startswith(("tests/", "runner/")) for n in names)
+
+
+def test_builds_are_byte_identical(tmp_path: Path) -> None:
+    # Terraform's source_code_hash must not change when the tree did not.
+    first = _build(tmp_path / "a", "--sources-only").read_bytes()
+    second = _build(tmp_path / "b", "--sources-only").read_bytes()
+    assert hashlib.sha256(first).digest() == hashlib.sha256(second).digest()
+
+
+def test_wheels_are_manylinux_for_the_lambda_python(full_package: zipfile.ZipFile) -> None:
+    names = full_package.namelist()
+    tag = builder.PYTHON_VERSION.replace(".", "")
+    extensions = [n for n in names if n.endswith(".so") and "cpython" in n]
+    assert extensions, "compiled wheels (pydantic-core) are in the package"
+    assert all(f"cpython-{tag}-x86_64-linux-gnu" in n for n in extensions), extensions
+    assert "pypdfium2_raw/libpdfium.so" in names
+
+
+def test_pinned_versions_are_the_locked_ones(full_package: zipfile.ZipFile) -> None:
+    locked = dict(
+        line.split("==") for line in (ROOT / "requirements.lock").read_text().split() if "==" in line
+    )
+    locked = {builder._normalise(k): v for k, v in locked.items()}
+    dist_infos = {n.split("/")[0] for n in full_package.namelist() if ".dist-info/" in n}
+    versions = {}
+    for d in dist_infos:
+        name, version = d[: -len(".dist-info")].rsplit("-", 1)
+        versions[builder._normalise(name)] = version
+    for dependency in (*builder.RUNTIME_DEPENDENCIES, "botocore", "pydantic-core"):
+        assert versions[builder._normalise(dependency)] == locked[builder._normalise(dependency)]
+
+
+def test_everything_the_handlers_import_is_in_the_package(full_package: zipfile.ZipFile) -> None:
+    names = set(full_package.namelist())
+    top_level = {n.split("/")[0].removesuffix(".py") for n in names}
+    seen: set[str] = set()
+    pending = list(HANDLER_MODULES)
+    missing: set[str] = set()
+    while pending:
+        module = pending.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        root = module.split(".")[0]
+        if root in OUR_PACKAGES:
+            path = _module_file(names, module)
+            if path is None:
+                continue  # `from pagefleet import keys` names a module or an attribute
+            pending.extend(_top_level_imports(full_package.read(path).decode()))
+            # Importing a.b.c runs a/__init__.py and a/b/__init__.py first.
+            parts = module.split(".")
+            pending.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+        elif root not in sys.stdlib_module_names and root != "__future__" and root not in top_level:
+            missing.add(root)
+    assert not missing, f"imported by the handlers but not packaged: {sorted(missing)}"
