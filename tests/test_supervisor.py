@@ -1,0 +1,596 @@
+"""The supervisor with real worker processes: a small fake worker that keeps the worker contract.
+
+The fake worker claims "chunks" (files) from a queue directory by atomic rename, holds each for
+``FAKE_CONVERT_S``, reports in its state file like runner/worker.py, and on SIGTERM finishes its
+chunk within ``PAGEFLEET_DRAIN_TIMEOUT_S`` or releases it back to the queue, then exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import math
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import aiohttp.web
+import pynvml
+import pytest
+
+from pagefleet.settings import load_settings
+from runner import gpu
+from runner.gpu import GpuInfo, GpuSample
+from runner.protection import RETRY_S, TaskProtection
+from runner.supervisor import (
+    KILL_MARGIN_S,
+    Supervisor,
+    SupervisorError,
+    SupervisorSettings,
+    check_health,
+    main,
+    plan_workers,
+    restart_delay,
+)
+from runner.telemetry import Telemetry
+
+FAKE_WORKER = r"""
+import json, os, signal, sys, time
+from pathlib import Path
+
+root = Path(os.environ["FAKE_ROOT"])
+state_file = Path(os.environ["PAGEFLEET_WORKER_STATE_FILE"])
+burst = os.environ.get("PAGEFLEET_BURST") == "1"
+drain_s = float(os.environ.get("PAGEFLEET_DRAIN_TIMEOUT_S", "25"))
+convert_s = float(os.environ.get("FAKE_CONVERT_S", "0.02"))
+(root / "env" / f"{os.getpid()}.json").write_text(json.dumps(dict(os.environ)))
+
+if "FAKE_EXIT" in os.environ:
+    sys.exit(int(os.environ["FAKE_EXIT"]))
+fail_mark = root / f"failed-{os.environ['PAGEFLEET_WORKER_INDEX']}"
+if os.environ.get("FAKE_FAIL_ONCE") and not fail_mark.exists():
+    fail_mark.touch()
+    sys.exit(3)
+
+stop_at = None
+def on_term(signum, frame):
+    global stop_at
+    stop_at = time.monotonic()
+signal.signal(signal.SIGTERM, signal.SIG_IGN if os.environ.get("FAKE_IGNORE_TERM") else on_term)
+
+state = {"pid": os.getpid(), "held": 0, "chunks_done": 0, "pages_done": 0, "convert_s": 0.0}
+def save():
+    tmp = state_file.with_name(state_file.name + ".tmp")
+    tmp.write_text(json.dumps({**state, "updated_at": time.time()}))
+    tmp.replace(state_file)
+
+def claim():
+    for name in sorted(os.listdir(root / "queue")):
+        try:
+            os.rename(root / "queue" / name, root / "inflight" / name)
+            return name
+        except FileNotFoundError:
+            continue  # another worker took it
+    return None
+
+save()
+while stop_at is None:
+    name = claim()
+    if name is None:
+        if burst:
+            sys.exit(0)
+        time.sleep(0.02)  # stands for SQS long polling
+        continue
+    state["held"] = 1
+    save()
+    started = time.monotonic()
+    while time.monotonic() - started < convert_s:
+        if stop_at is not None and time.monotonic() - stop_at >= drain_s:
+            break
+        time.sleep(0.01)  # stands for converting
+    if time.monotonic() - started >= convert_s:
+        os.rename(root / "inflight" / name, root / "done" / name)
+        state["chunks_done"] += 1
+        state["pages_done"] += int((root / "done" / name).read_text())
+        state["convert_s"] += time.monotonic() - started
+    else:
+        os.rename(root / "inflight" / name, root / "queue" / name)  # released
+    state["held"] = 0
+    save()
+"""
+
+
+class FakeInventory:
+    def __init__(self, gpus: list[GpuInfo]) -> None:
+        self._gpus = gpus
+        self.closed = False
+
+    def gpus(self) -> list[GpuInfo]:
+        return self._gpus
+
+    def sample(self) -> list[GpuSample]:
+        return [
+            GpuSample(g.index, g.uuid, 50, g.memory_total_mb // 2, g.memory_total_mb, 120.5)
+            for g in self._gpus
+        ]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def gpu_info(index: int, free_mb: int, total_mb: int = 81559) -> GpuInfo:
+    return GpuInfo(index, f"GPU-{index:08d}-fake", "NVIDIA H100 80GB HBM3", total_mb, free_mb)
+
+
+class Sink(io.StringIO):
+    def events(self, name: str | None = None) -> list[dict]:
+        records = [json.loads(line) for line in self.getvalue().splitlines()]
+        return [r for r in records if name is None or r["event"] == name]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    for sub in ("queue", "inflight", "done", "env"):
+        (tmp_path / sub).mkdir()
+    (tmp_path / "fake_worker.py").write_text(FAKE_WORKER)
+    return tmp_path
+
+
+def add_chunks(root: Path, count: int, pages: int = 4) -> list[str]:
+    names = [f"chunk-{i:03d}" for i in range(count)]
+    for name in names:
+        (root / "queue" / name).write_text(str(pages))
+    return names
+
+
+def listing(root: Path, sub: str) -> list[str]:
+    return sorted(os.listdir(root / sub))
+
+
+def worker_envs(root: Path) -> list[dict[str, str]]:
+    return [json.loads(p.read_text()) for p in sorted((root / "env").iterdir())]
+
+
+def make_supervisor(
+    root: Path,
+    *,
+    workers: int = 2,
+    burst: bool = False,
+    inventory=None,
+    env: dict[str, str] | None = None,
+    drain_timeout_s: float = 5.0,
+    **config: object,
+) -> tuple[Supervisor, Sink]:
+    sink = Sink()
+    settings = load_settings(workers=workers, burst=burst, drain_timeout_s=drain_timeout_s)
+    config.setdefault("health_file", str(root / "health.json"))
+    config.setdefault("restart_backoff_s", 0.05)
+    extra_env = {
+        "FAKE_ROOT": str(root),
+        "PAGEFLEET_BURST": "1" if burst else "0",
+        "PAGEFLEET_DRAIN_TIMEOUT_S": str(drain_timeout_s),
+        **(env or {}),
+    }
+    supervisor = Supervisor(
+        settings,
+        SupervisorSettings(**config),
+        worker_argv=[sys.executable, str(root / "fake_worker.py")],
+        extra_env=extra_env,
+        inventory=inventory or (lambda: (None, "test: no NVML")),
+        telemetry=Telemetry(sink),
+        handle_signals=False,
+    )
+    return supervisor, sink
+
+
+# --- deciding W and each worker's environment ---
+
+
+def test_w_from_free_gpu_memory(tmp_path: Path) -> None:
+    inventory = FakeInventory([gpu_info(0, 80000), gpu_info(1, 20000), gpu_info(2, 5000)])
+    config = SupervisorSettings(worker_gpu_memory_mb=7168, max_workers_per_gpu=8, mps="off")
+    specs, notes = plan_workers(load_settings(), config, inventory, tmp_path)
+    # 80000 // 7168 = 11, capped at 8; 20000 // 7168 = 2; GPU 2 cannot hold one worker.
+    assert [spec.gpu.index for spec in specs if spec.gpu] == [0] * 8 + [1] * 2
+    assert any("GPU 2" in note and "no workers" in note for note in notes)
+    assert [spec.index for spec in specs] == list(range(10))
+
+
+def test_w_from_setting_overrides_memory(tmp_path: Path) -> None:
+    inventory = FakeInventory([gpu_info(0, 1000), gpu_info(1, 80000)])
+    config = SupervisorSettings(workers_per_gpu=3, mps="off")
+    specs, _ = plan_workers(load_settings(), config, inventory, tmp_path)
+    assert [spec.gpu.index for spec in specs if spec.gpu] == [0, 0, 0, 1, 1, 1]
+
+
+def test_no_gpu_with_room_is_an_error(tmp_path: Path) -> None:
+    inventory = FakeInventory([gpu_info(0, 4000)])
+    with pytest.raises(SupervisorError, match="WORKER_GPU_MEMORY_MB"):
+        plan_workers(load_settings(), SupervisorSettings(mps="off"), inventory, tmp_path)
+
+
+def test_worker_env_with_mps(tmp_path: Path) -> None:
+    gpus = [gpu_info(0, 80000), gpu_info(1, 80000)]
+    mps_dir = tmp_path / "mps"
+    # Only GPU 0 has a running MPS daemon.
+    (mps_dir / gpus[0].uuid / "pipe").mkdir(parents=True)
+    (mps_dir / gpus[0].uuid / "pipe" / "control").touch()
+    config = SupervisorSettings(workers_per_gpu=3, mps="auto", mps_dir=str(mps_dir))
+    specs, _ = plan_workers(load_settings(), config, FakeInventory(gpus), tmp_path / "state")
+
+    on_mps, off_mps = specs[:3], specs[3:]
+    for spec in on_mps:
+        assert spec.env["CUDA_VISIBLE_DEVICES"] == gpus[0].uuid
+        assert spec.env["CUDA_MPS_PIPE_DIRECTORY"] == str(mps_dir / gpus[0].uuid / "pipe")
+        assert spec.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == str(math.ceil(200 / 3))
+    for spec in off_mps:
+        assert spec.env["CUDA_VISIBLE_DEVICES"] == gpus[1].uuid
+        assert "CUDA_MPS_PIPE_DIRECTORY" not in spec.env
+        assert "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in spec.env
+    state_files = {spec.env["PAGEFLEET_WORKER_STATE_FILE"] for spec in specs}
+    assert len(state_files) == len(specs)
+    assert all(Path(f).parent == tmp_path / "state" for f in state_files)
+
+
+def test_thread_percentage_setting_and_single_worker(tmp_path: Path) -> None:
+    mps_dir = tmp_path / "mps"
+    gpus = [gpu_info(0, 80000)]
+    (mps_dir / gpus[0].uuid / "pipe").mkdir(parents=True)
+    (mps_dir / gpus[0].uuid / "pipe" / "control").touch()
+    one = SupervisorSettings(workers_per_gpu=1, mps_dir=str(mps_dir))
+    fixed = SupervisorSettings(
+        workers_per_gpu=4, mps_dir=str(mps_dir), mps_active_thread_percentage=25
+    )
+    (spec,), _ = plan_workers(load_settings(), one, FakeInventory(gpus), tmp_path)
+    assert spec.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "100"
+    specs, _ = plan_workers(load_settings(), fixed, FakeInventory(gpus), tmp_path)
+    assert {s.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] for s in specs} == {"25"}
+
+
+def test_mps_on_without_daemon_is_an_error(tmp_path: Path) -> None:
+    config = SupervisorSettings(workers_per_gpu=1, mps="on", mps_dir=str(tmp_path / "none"))
+    with pytest.raises(SupervisorError, match=r"start_mps\.sh"):
+        plan_workers(load_settings(), config, FakeInventory([gpu_info(0, 80000)]), tmp_path)
+
+
+async def test_workers_receive_their_environment(root: Path) -> None:
+    inventory = FakeInventory([gpu_info(0, 80000)])
+    supervisor, _ = make_supervisor(
+        root, burst=True, inventory=lambda: (inventory, "fake"), workers_per_gpu=2, mps="off"
+    )
+    assert await supervisor.run() == 0
+    envs = worker_envs(root)
+    assert len(envs) == 2
+    assert {e["CUDA_VISIBLE_DEVICES"] for e in envs} == {inventory.gpus()[0].uuid}
+    assert sorted(e["PAGEFLEET_WORKER_INDEX"] for e in envs) == ["0", "1"]
+    assert all(e["FAKE_ROOT"] == str(root) for e in envs)
+    assert inventory.closed
+
+
+# --- CPU mode ---
+
+
+def test_nvml_library_missing_means_cpu_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_library() -> None:
+        raise pynvml.NVMLError_LibraryNotFound()
+
+    monkeypatch.setattr(pynvml, "nvmlInit", no_library)
+    inventory, reason = gpu.open_inventory()
+    assert inventory is None
+    assert "LibraryNotFound" in reason
+
+
+async def test_cpu_mode_runs_settings_workers_and_says_so_once(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_library() -> None:
+        raise pynvml.NVMLError_LibraryNotFound()
+
+    monkeypatch.setattr(pynvml, "nvmlInit", no_library)
+    add_chunks(root, 9)
+    supervisor, sink = make_supervisor(
+        root, workers=3, burst=True, inventory=gpu.open_inventory, env={"FAKE_FAIL_ONCE": "1"}
+    )
+    assert await supervisor.run() == 0
+    # Every worker failed once and was restarted; the CPU-mode line still appears once.
+    assert [slot.exit_codes for slot in supervisor.slots] == [[3, 0]] * 3
+    notes = [e["note"] for e in sink.events("plan")]
+    assert notes == ["no GPU: running 3 CPU workers"]
+    assert sink.events("plan")[0]["inventory"].startswith("NVML unavailable")
+    assert all(e["CUDA_VISIBLE_DEVICES"] == "" for e in worker_envs(root))
+    assert listing(root, "done") == [f"chunk-{i:03d}" for i in range(9)]
+
+
+async def test_cpu_mode_defaults_to_one_worker_per_core(root: Path) -> None:
+    supervisor, _ = make_supervisor(root, workers=0, burst=True)
+    assert await supervisor.run() == 0
+    assert len(supervisor.slots) == os.cpu_count()
+
+
+# --- restarts and burst ---
+
+
+async def test_killed_worker_is_restarted(root: Path) -> None:
+    supervisor, sink = make_supervisor(root, workers=2)
+    run = asyncio.create_task(supervisor.run())
+    while not supervisor.slots:  # run() plans before its first await on a worker
+        await asyncio.sleep(0)
+    first, other = supervisor.slots
+    pid = await first.wait_running()
+    other_pid = await other.wait_running()
+    os.kill(pid, signal.SIGKILL)
+    new_pid = await asyncio.wait_for(first.wait_running(not_pid=pid), 10)
+
+    assert new_pid != pid
+    assert first.exit_codes == [-signal.SIGKILL]
+    assert first.restarts == 1
+    assert other.proc is not None and other.proc.pid == other_pid and other.exit_codes == []
+    (restart,) = sink.events("worker_restart")
+    assert restart["worker"] == 0 and restart["delay_s"] == 0.05
+
+    supervisor.stop(drain=True)
+    assert await asyncio.wait_for(run, 10) == 0
+    # The new worker may still be starting, before its SIGTERM handler exists: holding nothing,
+    # it dies of the signal itself.
+    assert first.exit_codes[-1] in (0, -signal.SIGTERM)
+    assert other.exit_codes == [0]
+
+
+async def test_restart_backoff_grows_until_stopped(root: Path) -> None:
+    supervisor, sink = make_supervisor(
+        root, workers=1, env={"FAKE_EXIT": "7"}, restart_backoff_s=0.05, restart_backoff_max_s=0.2
+    )
+    run = asyncio.create_task(supervisor.run())
+    while not supervisor.slots:
+        await asyncio.sleep(0)
+    (slot,) = supervisor.slots
+    pid = None
+    for _ in range(5):
+        pid = await asyncio.wait_for(slot.wait_running(not_pid=pid), 10)
+    supervisor.stop()
+    assert await asyncio.wait_for(run, 10) == 0
+    delays = [e["delay_s"] for e in sink.events("worker_restart")]
+    assert delays[:4] == [0.05, 0.1, 0.2, 0.2]
+    assert set(slot.exit_codes[:-1]) == {7}
+    assert slot.exit_codes[-1] in (7, -signal.SIGTERM)  # the last may die starting up
+
+
+def test_restart_delay_is_exponential_and_capped() -> None:
+    config = SupervisorSettings(restart_backoff_s=1.0, restart_backoff_max_s=60.0)
+    assert [restart_delay(n, config) for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
+
+
+async def test_burst_exits_once_all_workers_exit_zero(root: Path) -> None:
+    names = add_chunks(root, 12)
+    supervisor, sink = make_supervisor(root, workers=3, burst=True)
+    assert await asyncio.wait_for(supervisor.run(), 30) == 0
+    # Workers exiting 0 in burst mode are not restarted.
+    assert [slot.exit_codes for slot in supervisor.slots] == [[0], [0], [0]]
+    assert not sink.events("worker_restart")
+    assert listing(root, "done") == names
+    assert listing(root, "queue") == listing(root, "inflight") == []
+
+
+async def test_worker_that_cannot_start_stops_the_supervisor(root: Path) -> None:
+    supervisor, sink = make_supervisor(root, workers=2)
+    supervisor.worker_argv = [str(root / "no-such-worker")]
+    assert await asyncio.wait_for(supervisor.run(), 10) == 2
+    assert "no-such-worker" in sink.events("worker_failed")[0]["error"]
+
+
+# --- drain ---
+
+
+async def test_stragglers_are_killed_at_the_deadline(root: Path) -> None:
+    supervisor, sink = make_supervisor(
+        root, workers=2, env={"FAKE_IGNORE_TERM": "1"}, stop_timeout_s=KILL_MARGIN_S + 1.0
+    )
+    run = asyncio.create_task(supervisor.run())
+    await wait_ready(supervisor)
+    started = time.monotonic()
+    supervisor.stop(drain=True)
+    assert await asyncio.wait_for(run, 10) == 1
+    assert 0.9 <= time.monotonic() - started < 5
+    assert [slot.exit_codes for slot in supervisor.slots] == [[-signal.SIGKILL]] * 2
+    assert len(sink.events("worker_killed")) == 2
+
+
+async def test_stop_without_drain_kills_at_once(root: Path) -> None:
+    supervisor, _ = make_supervisor(root, workers=1, env={"FAKE_IGNORE_TERM": "1"})
+    run = asyncio.create_task(supervisor.run())
+    await wait_ready(supervisor)
+    supervisor.stop(drain=False)
+    assert await asyncio.wait_for(run, 5) == 1
+    assert supervisor.slots[0].exit_codes == [-signal.SIGKILL]
+
+
+async def wait_ready(supervisor: Supervisor) -> None:
+    """Until every worker wrote its state file, i.e. has its signal handlers in place."""
+    while not supervisor.slots:  # run() plans before its first await on a worker
+        await asyncio.sleep(0)
+    for slot in supervisor.slots:
+        await slot.wait_running()
+    await asyncio.to_thread(
+        wait_for_files, supervisor.slots[0].spec.state_file.parent, len(supervisor.slots), 30
+    )
+
+
+def wait_for_files(path: Path, count: int, timeout_s: float) -> list[str]:
+    """Another process's files: nothing to await, so poll until the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while len(names := sorted(os.listdir(path))) < count:
+        assert time.monotonic() < deadline, f"{path} has {names}, expected {count} entries"
+        time.sleep(0.02)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("convert_s", "drain_s", "held_end_in"),
+    [(1.5, 10.0, "done"), (60.0, 0.5, "queue")],
+    ids=["finish-within-drain", "release-after-drain"],
+)
+def test_sigterm_drains_without_losing_a_chunk(
+    root: Path, convert_s: float, drain_s: float, held_end_in: str
+) -> None:
+    """`python -m runner` as ECS runs it: SIGTERM to the supervisor, workers drain, exit 0."""
+    import subprocess
+
+    names = add_chunks(root, 20)
+    env = {
+        **os.environ,
+        "FAKE_ROOT": str(root),
+        "FAKE_CONVERT_S": str(convert_s),
+        "PAGEFLEET_WORKERS": "2",
+        "PAGEFLEET_WORKERS_PER_GPU": "2",
+        "PAGEFLEET_MPS": "off",
+        "PAGEFLEET_DRAIN_TIMEOUT_S": str(drain_s),
+        "PAGEFLEET_STOP_TIMEOUT_S": "30",
+        "PAGEFLEET_HEALTH_FILE": str(root / "health.json"),
+    }
+    env.pop("ECS_AGENT_URI", None)
+    cmd = [sys.executable, "-m", "runner", "--", sys.executable, str(root / "fake_worker.py")]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        held = wait_for_files(root / "inflight", 2, timeout_s=30)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, out
+    assert listing(root, "inflight") == []
+    assert sorted(listing(root, "done") + listing(root, "queue")) == names
+    assert set(held) <= set(listing(root, held_end_in))
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["exit_code"] for e in events if e["event"] == "worker_exited"] == [0, 0]
+    assert not [e for e in events if e["event"] == "worker_restart"]
+
+
+# --- health check ---
+
+
+async def test_health_file_and_check(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    health = root / "health.json"
+    monkeypatch.setenv("PAGEFLEET_HEALTH_FILE", str(health))
+    assert main(["--check"]) == 1  # no supervisor yet
+    supervisor, _ = make_supervisor(root, workers=2)
+    run = asyncio.create_task(supervisor.run())
+    await wait_ready(supervisor)
+    deadline = time.monotonic() + 5
+    # The supervisor rewrites the file once a second; wait for a write after the workers started.
+    while not check_health(health)[0]:
+        assert time.monotonic() < deadline, check_health(health)
+        await asyncio.sleep(0.1)
+    assert await asyncio.to_thread(main, ["--check"]) == 0
+    supervisor.stop()
+    await run
+    ok, reason = check_health(health)
+    assert not ok and reason == "no worker running of 2"
+    ok, reason = check_health(health, max_age_s=-1)
+    assert not ok and "old" in reason
+
+
+# --- scale-in protection ---
+
+
+class FakeAgent:
+    """The ECS agent's task protection endpoint, over real HTTP."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict] = []
+        self.fail = False
+
+    async def handle(self, request: aiohttp.web.Request) -> aiohttp.web.Response:
+        body = await request.json()
+        self.bodies.append(body)
+        if self.fail:
+            return aiohttp.web.json_response(
+                {"failure": {"Arn": "arn:task", "Reason": "TASK_NOT_VALID"}}
+            )
+        return aiohttp.web.json_response(
+            {"protection": {"ProtectionEnabled": body["ProtectionEnabled"]}}
+        )
+
+
+@pytest.fixture
+async def agent():
+    fake = FakeAgent()
+    app = aiohttp.web.Application()
+    # ECS_AGENT_URI is http://169.254.170.2/api/<task id>; the endpoint hangs below it.
+    app.router.add_put("/api/some-task-id/task-protection/v1/state", fake.handle)
+    runner = aiohttp.web.AppRunner(app)
+    await runner.setup()
+    site = aiohttp.web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield fake, f"http://127.0.0.1:{port}/api/some-task-id"
+    await runner.cleanup()
+
+
+async def test_protection_follows_busy_renews_and_idles_out(agent) -> None:
+    fake, uri = agent
+    now = [1000.0]
+    sink = Sink()
+    protection = TaskProtection(uri, 10, idle_s=30, telemetry=Telemetry(sink), clock=lambda: now[0])
+    try:
+        await protection.update(False)
+        assert fake.bodies == []  # never enabled: nothing to drop
+        await protection.update(True)
+        await protection.update(True)
+        assert fake.bodies == [{"ProtectionEnabled": True, "ExpiresInMinutes": 10}]
+        now[0] += 5 * 60  # half the lease: renew
+        await protection.update(True)
+        assert len(fake.bodies) == 2
+        now[0] += 29
+        await protection.update(False)
+        assert len(fake.bodies) == 2  # idle, but not for idle_s yet
+        now[0] += 1
+        await protection.update(False)
+        assert fake.bodies[-1] == {"ProtectionEnabled": False}
+        assert not protection.enabled
+    finally:
+        await protection.close()
+
+
+async def test_protection_failure_is_retried_later(agent) -> None:
+    fake, uri = agent
+    fake.fail = True
+    now = [0.0]
+    sink = Sink()
+    protection = TaskProtection(uri, 10, idle_s=30, telemetry=Telemetry(sink), clock=lambda: now[0])
+    try:
+        await protection.update(True)
+        assert not protection.enabled
+        assert "TASK_NOT_VALID" in sink.events("protection_failed")[0]["error"]
+        fake.fail = False
+        now[0] += RETRY_S - 1
+        await protection.update(True)
+        assert len(fake.bodies) == 1  # not before RETRY_S
+        now[0] += 1
+        await protection.update(True)
+        assert protection.enabled and len(fake.bodies) == 2
+    finally:
+        await protection.close()
+
+
+async def test_supervisor_protects_the_task_while_a_worker_holds_a_chunk(root: Path, agent) -> None:
+    fake, uri = agent
+    add_chunks(root, 1)
+    supervisor, _ = make_supervisor(root, workers=1, env={"FAKE_CONVERT_S": "60"})
+    supervisor._protection = TaskProtection(uri, 15, idle_s=0, telemetry=supervisor.telemetry)
+    run = asyncio.create_task(supervisor.run())
+    await asyncio.to_thread(wait_for_files, root / "inflight", 1, 30)
+    while not fake.bodies:  # the supervisor reads state files once a second
+        await asyncio.sleep(0.05)
+    assert fake.bodies == [{"ProtectionEnabled": True, "ExpiresInMinutes": 15}]
+    supervisor.stop(drain=False)
+    assert await run == 1
+
+
+def test_protection_only_on_ecs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ECS_AGENT_URI", raising=False)
+    assert TaskProtection.from_env(10, 30, Telemetry(Sink())) is None
+    monkeypatch.setenv("ECS_AGENT_URI", "http://169.254.170.2/api/x")
+    assert TaskProtection.from_env(10, 30, Telemetry(Sink())) is not None
