@@ -38,8 +38,7 @@ def record_handler(record: SQSRecord) -> None:
     for bucket_name, job_id in sorted(jobs):
         outcome = complete_job(deps.bucket(settings, bucket_name), job_id)
         logger.info("completion check", extra={"job_id": job_id, "outcome": outcome})
-        if outcome == "published":
-            metrics.add_metric(name="JobsPublished", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=f"Completion_{outcome}", unit=MetricUnit.Count, value=1)
 
 
 def dead_letter_record_handler(record: SQSRecord) -> None:

@@ -41,6 +41,7 @@ def split(source: Source) -> None:
 
 
 def record_handler(record: SQSRecord) -> None:
+    metrics.add_metric(name="IngestMessages", unit=MetricUnit.Count, value=1)
     for source in sources_in_sqs_body(record.body):
         split(source)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import groupby
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
@@ -38,23 +39,14 @@ def _gap_note(failed: Sequence[ChunkResult]) -> str:
 
 def render_markdown(manifest: JobManifest, results: Sequence[ChunkResult]) -> str:
     """The document in page order; a run of failed chunks becomes a note naming its pages."""
-    parts: list[str] = []
-    run: list[ChunkResult] = []
-    for result in sorted(results, key=lambda r: r.chunk.index):
-        if (result.status == "done") != (not run or run[0].status == "done"):
-            parts.append(_part(run))
-            run = []
-        run.append(result)
-    if run:
-        parts.append(_part(run))
+    ordered = sorted(results, key=lambda r: r.chunk.index)
+    parts = [
+        _render([page for r in run for page in r.pages]) if ok else _gap_note(run)
+        for ok, group in groupby(ordered, key=lambda r: r.status == "done")
+        if (run := list(group))
+    ]
     text = "\n".join(p for p in parts if p.strip())
     return text.replace(keys.ASSET_LINK_PREFIX, keys.asset_dir_name(manifest.rel) + "/")
-
-
-def _part(run: Sequence[ChunkResult]) -> str:
-    if run[0].status == "done":
-        return _render([page for r in run for page in r.pages])
-    return _gap_note(run)
 
 
 def _epoch(iso: str | None) -> float | None:

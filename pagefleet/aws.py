@@ -56,7 +56,7 @@ def is_transient(exc: BaseException) -> bool:
 
 transient_retry = retry(
     retry=retry_if_exception(is_transient),
-    wait=wait_exponential_jitter(initial=0.1, max=5),
+    wait=wait_exponential_jitter(multiplier=0.1, max=5),
     stop=stop_after_attempt(6),
     reraise=True,
 )

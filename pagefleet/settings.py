@@ -71,8 +71,8 @@ def settings_env(settings: Settings) -> dict[str, str]:
     """``settings`` as the environment of another process (a runner, a handler)."""
     env = {}
     for name, value in settings.model_dump(exclude_none=True).items():
-        env[f"PAGEFLEET_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(
-            value
+        env[f"PAGEFLEET_{name.upper()}"] = (
+            str(value).lower() if isinstance(value, bool) else str(value)
         )
     return env
 

@@ -90,12 +90,15 @@ class ConversionProcess:
                 return_when=asyncio.FIRST_COMPLETED,
             )
         except asyncio.CancelledError:
-            await self.restart()  # abandoned mid-chunk (drain deadline): its result is unwanted
+            reply_task.cancel()
+            await asyncio.gather(reply_task, return_exceptions=True)
+            self.stop()  # abandoned mid-chunk (drain deadline): its result is unwanted
             raise
         finally:
             watchdog.cancel()
         if reply_task not in done:
             reply_task.cancel()
+            await asyncio.gather(reply_task, return_exceptions=True)
             await self.restart()
             if watchdog in done:
                 raise PagefleetError(
@@ -124,11 +127,12 @@ class ConversionProcess:
         conn = self._conn
         loop = asyncio.get_running_loop()
         readable = loop.create_future()
-        loop.add_reader(conn.fileno(), lambda: readable.done() or readable.set_result(None))
+        fd = conn.fileno()  # kept: after a restart the same number may be the new pipe's
+        loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
         try:
             await readable
         finally:
-            loop.remove_reader(conn.fileno())
+            loop.remove_reader(fd)
         return conn.recv()
 
     async def _watch_memory(self) -> None:

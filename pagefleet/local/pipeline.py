@@ -15,7 +15,7 @@ from types import TracebackType
 from pagefleet.local.dispatch import Dispatcher
 from pagefleet.local.provision import Stack, create_stack
 from pagefleet.local.server import MotoServer
-from pagefleet.settings import Settings
+from pagefleet.settings import Settings, settings_env
 
 # The handlers' JSON logs and EMF metrics belong in CloudWatch, not in a terminal.
 QUIET_HANDLERS = {"POWERTOOLS_LOG_LEVEL": "WARNING", "POWERTOOLS_METRICS_DISABLED": "true"}
@@ -46,7 +46,7 @@ class LocalPipeline:
         url = self.server.start() if self._own_server else self.server.url
         self.settings = self.settings.model_copy(update={"endpoint_url": url})
         self.stack = create_stack(self.settings)
-        self._set_env({**self.stack.env, **QUIET_HANDLERS})
+        self._set_env({**settings_env(self.settings), **QUIET_HANDLERS})
         self.start_runners()
         self.dispatcher = self._dispatcher(self.stack)
         self.dispatcher.start()
@@ -79,7 +79,7 @@ class LocalPipeline:
 
     def start_runners(self) -> None:
         assert self.stack is not None
-        env = {**os.environ, **self.stack.env, **self.runner_env}
+        env = {**os.environ, **settings_env(self.settings), **self.runner_env}
         if self.workers:
             env["PAGEFLEET_WORKERS"] = str(self.workers)
         log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115

@@ -1,0 +1,81 @@
+"""Fixtures: one real moto server per test session, a fresh stack (own bucket and queues) per
+test, and the whole local pipeline on top of it."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pagefleet import keys
+from pagefleet.local import MotoServer
+from pagefleet.local.pipeline import LocalPipeline
+from pagefleet.models import JobRecord
+from pagefleet.settings import Settings
+from pagefleet.storage import Bucket
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+_names = itertools.count()
+
+
+def corpus_dir(kind: str) -> Path:
+    folder = CORPUS / kind
+    if not folder.is_dir():
+        pytest.skip(f"the shared test corpus is absent ({folder} not found)")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[MotoServer]:
+    server = MotoServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def settings(moto_server: MotoServer) -> Settings:
+    """Settings for a stack no other test touches (moto keeps one state per process)."""
+    name = f"t{next(_names)}-{int(time.time() * 1000) % 100000}"
+    return Settings(
+        endpoint_url=moto_server.url,
+        bucket=name,
+        queue_prefix=name,
+        chunk_pages=4,
+        visibility_timeout_s=30,
+        poll_wait_s=1,
+        heartbeat_s=2,
+    )
+
+
+@pytest.fixture
+def pipeline(moto_server: MotoServer, settings: Settings) -> Iterator[LocalPipeline]:
+    local = LocalPipeline(settings, workers=2, server=moto_server)
+    local.start()
+    yield local
+    local.stop()
+
+
+@pytest.fixture
+def bucket(pipeline: LocalPipeline) -> Bucket:
+    assert pipeline.stack is not None
+    return Bucket(pipeline.stack.s3, pipeline.settings.bucket)
+
+
+def wait_for_record(bucket: Bucket, rel: str, timeout_s: float = 120) -> JobRecord:
+    """The job record of ``rel`` once the pipeline has written it (S3 offers nothing to await)."""
+    deadline = time.monotonic() + timeout_s
+    while bucket.head(keys.outbox_record(rel)) is None:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no job record for {rel} after {timeout_s} s")
+        time.sleep(0.1)
+    return JobRecord.model_validate_json(bucket.get(keys.outbox_record(rel)))
+
+
+def upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> str:
+    key = f"{keys.INBOX}{rel}{suffix}"
+    bucket.put(key, data, content_type="application/pdf")
+    return key

@@ -1,0 +1,256 @@
+"""The whole flow on a real moto server: upload to inbox/, Markdown and a record in outbox/."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pagefleet import keys
+from pagefleet.completion import complete_job
+from pagefleet.demo import report_pdf
+from pagefleet.local.pipeline import LocalPipeline
+from pagefleet.models import JobManifest
+from pagefleet.settings import Settings
+from pagefleet.storage import Bucket
+from runner.converters.text_layer import convert_document
+from tests.conftest import corpus_dir, upload, wait_for_record
+
+ERROR_CODES = {
+    "not_pdf",
+    "empty",
+    "encrypted",
+    "no_pages",
+    "too_many_pages",
+    "too_large",
+    "malformed",
+    "timeout",
+    "memory",
+    "convert_error",
+    "dead_letter",
+    "all_chunks_failed",
+}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated report of about 20 pages: several chunks at 4 pages each."""
+    return report_pdf(tmp_path_factory.mktemp("pdfs") / "report.pdf", sections=40, seed=11)
+
+
+def test_generated_document_is_chunked_and_equals_the_whole_document_run(
+    bucket: Bucket, report: Path
+) -> None:
+    upload(bucket, "reports/report", report.read_bytes())
+    record = wait_for_record(bucket, "reports/report")
+    assert record.status == "done"
+    assert len(record.chunks) > 3
+    assert [c.first_page for c in record.chunks] == sorted(c.first_page for c in record.chunks)
+    assert record.chunks[-1].last_page == record.pages
+    markdown = bucket.get(keys.outbox_markdown("reports/report")).decode()
+    assert markdown == convert_document(report)  # rule 5, byte for byte
+
+
+def test_keys_with_spaces_plus_unicode_and_folders_round_trip(bucket: Bucket, report: Path) -> None:
+    data = report.read_bytes()
+    rels = ["a b/c+d/ünï cödé", "deep/er/still/Upper", "plain"]
+    for rel, suffix in zip(rels, [".pdf", ".PDF", ".Pdf"], strict=True):
+        upload(bucket, rel, data, suffix)
+    for rel in rels:
+        record = wait_for_record(bucket, rel)
+        assert record.status == "done"
+        assert record.markdown == keys.outbox_markdown(rel)
+        assert bucket.head(keys.outbox_markdown(rel)) is not None
+        assert record.source.key.startswith(f"inbox/{rel}.")
+
+
+def test_bad_input_gets_a_clear_record_and_stays(pipeline: LocalPipeline, bucket: Bucket) -> None:
+    expected = {
+        "empty-0-bytes": "empty",
+        "not-a-pdf-text": "not_pdf",
+        "zero-pages": "no_pages",
+        "encrypted-aes128-open-password": "encrypted",
+        "truncated-mid-object": "malformed",
+    }
+    files = sorted(corpus_dir("bad").glob("*.pdf"))
+    for path in files:
+        upload(bucket, f"bad/{path.stem}", path.read_bytes())
+    for path in files:
+        record = wait_for_record(bucket, f"bad/{path.stem}")
+        assert bucket.head(f"inbox/bad/{path.stem}.pdf") is not None  # input left alone
+        if path.stem in expected:
+            assert record.status == "failed"
+            assert record.error is not None and record.error.code == expected[path.stem]
+            assert record.error.message
+        elif record.status != "done":
+            codes = {c.error.code for c in record.chunks if c.error}
+            assert codes <= ERROR_CODES, codes
+    # No crash loop: the runner is still up, and nothing is left on any queue.
+    assert pipeline.runner is not None and pipeline.runner.poll() is None
+
+
+@pytest.mark.parametrize(
+    ("budget", "code"),
+    [({"convert_timeout_s": 0.001}, "timeout"), ({"convert_memory_mb": 64}, "memory")],
+)
+def test_conversion_past_its_budget_is_stopped_and_recorded(
+    moto_server, settings: Settings, report: Path, budget: dict, code: str
+) -> None:
+    settings = settings.model_copy(update={**budget, "max_attempts": 1, "chunk_pages": 100})
+    with LocalPipeline(settings, workers=1, server=moto_server) as local:
+        assert local.stack is not None
+        bucket = Bucket(local.stack.s3, settings.bucket)
+        upload(bucket, "slow", report.read_bytes())
+        record = wait_for_record(bucket, "slow")
+        assert record.status == "failed"
+        assert [c.error.code for c in record.chunks if c.error] == [code]
+        assert record.error is not None and record.error.code == "all_chunks_failed"
+        assert local.runner is not None and local.runner.poll() is None
+
+
+def _s3_event(record_source) -> str:
+    """The notification S3 sent for an upload, rebuilt from what the job record kept."""
+    return json.dumps(
+        {
+            "Records": [
+                {
+                    "eventVersion": "2.1",
+                    "eventSource": "aws:s3",
+                    "eventName": "ObjectCreated:Put",
+                    "eventTime": record_source.event_time,
+                    "awsRegion": "us-east-1",
+                    "s3": {
+                        "bucket": {"name": record_source.bucket},
+                        "object": {
+                            "key": record_source.key.replace(" ", "+"),
+                            "eTag": record_source.etag,
+                            "size": record_source.size,
+                        },
+                    },
+                }
+            ]
+        }
+    )
+
+
+def test_duplicates_make_one_job_and_one_final_write(
+    pipeline: LocalPipeline, bucket: Bucket, report: Path
+) -> None:
+    assert pipeline.stack is not None
+    sqs, urls = pipeline.stack.sqs, pipeline.stack.queue_urls
+    upload(bucket, "dup me", report.read_bytes())
+    record = wait_for_record(bucket, "dup me")
+    md_before = bucket.head(keys.outbox_markdown("dup me"))
+    manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(record.job_id)))
+
+    # The same S3 event, delivered again, is the same job: nothing new is split or sent.
+    sqs.send_message(QueueUrl=urls["ingest"], MessageBody=_s3_event(record.source))
+    # The same chunk message, delivered again, converts to the same result.
+    chunk = manifest.chunks[1]
+    result_before = json.loads(bucket.get(keys.chunk_result(record.job_id, chunk.index)))
+    message = {
+        "job_id": record.job_id,
+        "bucket": bucket.name,
+        "chunk": chunk.model_dump(),
+        "chunk_count": len(manifest.chunks),
+        "sent_at": time.time(),
+    }
+    sqs.send_message(QueueUrl=urls["chunks"], MessageBody=json.dumps(message))
+    _wait_queues_empty(sqs, [urls["ingest"], urls["chunks"], urls["completion"]])
+
+    assert {k.split("/")[1] for k in bucket.list_keys(keys.JOBS)} == {record.job_id}
+    result_after = json.loads(bucket.get(keys.chunk_result(record.job_id, chunk.index)))
+    assert result_after["pages"] == result_before["pages"]
+    assert bucket.head(keys.outbox_markdown("dup me"))["ETag"] == md_before["ETag"]
+
+    # Completions racing on a finished job: the outbox objects were each written once.
+    outcomes: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: outcomes.append(complete_job(bucket, record.job_id)))
+        for _ in range(6)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(outcomes) == {"already"}
+    for key in (keys.outbox_markdown("dup me"), keys.outbox_record("dup me")):
+        versions = bucket.s3.list_object_versions(Bucket=bucket.name, Prefix=key)["Versions"]
+        assert len([v for v in versions if v["Key"] == key]) == 1
+
+
+def test_racing_completions_write_the_outbox_once(bucket: Bucket, report: Path) -> None:
+    upload(bucket, "race", report.read_bytes())
+    record = wait_for_record(bucket, "race")
+    # Take the published objects away and let six completions race to publish them again.
+    for key in (keys.outbox_markdown("race"), keys.outbox_record("race")):
+        for v in bucket.s3.list_object_versions(Bucket=bucket.name, Prefix=key)["Versions"]:
+            bucket.s3.delete_object(Bucket=bucket.name, Key=key, VersionId=v["VersionId"])
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def complete() -> None:
+        barrier.wait()
+        outcomes.append(complete_job(bucket, record.job_id))
+
+    threads = [threading.Thread(target=complete) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert "published" in outcomes
+    for key in (keys.outbox_markdown("race"), keys.outbox_record("race")):
+        versions = bucket.s3.list_object_versions(Bucket=bucket.name, Prefix=key)["Versions"]
+        assert len([v for v in versions if v["Key"] == key]) == 1, key
+
+
+def _wait_queues_empty(sqs, urls: list[str], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    while any(
+        int(v)
+        for url in urls
+        for v in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"].values()
+    ):
+        if time.monotonic() > deadline:
+            raise TimeoutError("queues did not drain")
+        time.sleep(0.1)
+
+
+def test_worker_killed_mid_chunk_is_redone_after_its_lease(
+    moto_server, settings: Settings, tmp_path: Path
+) -> None:
+    big = report_pdf(tmp_path / "big.pdf", sections=500, seed=5)
+    settings = settings.model_copy(
+        update={"chunk_pages": 1000, "visibility_timeout_s": 5, "heartbeat_s": 1}
+    )
+    with LocalPipeline(settings, workers=1, server=moto_server) as local:
+        assert local.stack is not None and local.runner is not None
+        bucket = Bucket(local.stack.s3, settings.bucket)
+        upload(bucket, "killed", big.read_bytes())
+        converting = _wait_for_conversion(local.runner.pid)
+        worker = converting.parent()
+        os.kill(worker.pid, signal.SIGKILL)
+        converting.kill()
+        record = wait_for_record(bucket, "killed")
+    assert record.status == "done"
+    assert record.chunks[0].attempts >= 2  # the lease ran out and the chunk came back
+    assert bucket.get(keys.outbox_markdown("killed")).decode() == convert_document(big)
+
+
+def _wait_for_conversion(runner_pid: int, timeout_s: float = 60) -> psutil.Process:
+    """The conversion process once it is busy with a chunk (burning CPU)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for proc in psutil.Process(runner_pid).children(recursive=True):
+            if proc.name().startswith("python") and proc.parent().pid != runner_pid:
+                if proc.cpu_times().user > 1.5:  # past start-up: converting
+                    return proc
+        time.sleep(0.05)
+    raise TimeoutError("no conversion started")
