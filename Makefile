@@ -1,0 +1,44 @@
+# pagefleet: `make run` converts PDFs on an embedded S3 + SQS stack; `make test` tests it all.
+# Both create the virtual environment and install the pinned dependencies themselves.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY = $(VENV)/bin/python
+STAMP = $(VENV)/.installed-stamp
+IN ?=
+OUT ?= out
+WORKERS ?=
+
+.PHONY: all venv run up test lint typecheck clean
+
+all: test
+
+# Reinstalled whenever the pins change; requirements.lock is `pip freeze` of a resolved install.
+$(STAMP): pyproject.toml requirements.lock
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "pagefleet needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check --upgrade pip
+	$(VENV)/bin/pip install -q --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/pagefleet run $(IN) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS))
+
+up: $(STAMP)
+	$(VENV)/bin/pagefleet up $(if $(WORKERS),--workers $(WORKERS))
+
+test: $(STAMP)
+	$(VENV)/bin/pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy pagefleet handlers runner
+
+clean:
+	rm -rf $(VENV) build out .pytest_cache .ruff_cache .mypy_cache
+
+-include terraform/terraform.mk
+-include docker/runner.mk
