@@ -29,8 +29,13 @@ def test_env_example_lists_every_setting_with_its_default(model: type[BaseSettin
         key = f"PAGEFLEET_{name.upper()}"
         assert key in documented, f"{key} missing from .env.example"
         default = field.default
-        expected = "" if default is None else str(default).lower() if isinstance(
-            default, bool) else str(default)
+        expected = (
+            ""
+            if default is None
+            else str(default).lower()
+            if isinstance(default, bool)
+            else str(default)
+        )
         assert documented[key] == expected, key
         assert field.description, f"{key} has no description"
 
