@@ -1,0 +1,164 @@
+"""NVML inventory (against a stand-in pynvml) and the telemetry the supervisor writes."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes.util
+import io
+import json
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pynvml
+import pytest
+
+from pagefleet.settings import load_settings
+from runner import gpu
+from runner.gpu import GpuInfo, GpuSample
+from runner.supervisor import Supervisor, SupervisorSettings
+from runner.telemetry import Telemetry
+
+MIB = 1024 * 1024
+
+
+class FakeNvml:
+    """The pynvml calls NvmlInventory makes, for two GPUs."""
+
+    def __init__(self) -> None:
+        self.shut_down = False
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(pynvml, "nvmlInit", lambda: None)
+        monkeypatch.setattr(pynvml, "nvmlShutdown", self.shutdown)
+        monkeypatch.setattr(pynvml, "nvmlDeviceGetCount", lambda: 2)
+        monkeypatch.setattr(pynvml, "nvmlDeviceGetHandleByIndex", lambda i: f"handle{i}")
+        monkeypatch.setattr(pynvml, "nvmlDeviceGetUUID", lambda h: f"GPU-uuid-{h}")
+        monkeypatch.setattr(pynvml, "nvmlDeviceGetName", lambda h: b"NVIDIA L4")
+        monkeypatch.setattr(
+            pynvml,
+            "nvmlDeviceGetMemoryInfo",
+            lambda h: SimpleNamespace(total=23034 * MIB, free=22000 * MIB, used=1034 * MIB),
+        )
+        monkeypatch.setattr(
+            pynvml, "nvmlDeviceGetUtilizationRates", lambda h: SimpleNamespace(gpu=87, memory=40)
+        )
+        monkeypatch.setattr(pynvml, "nvmlDeviceGetPowerUsage", lambda h: 71_500)
+
+    def shutdown(self) -> None:
+        self.shut_down = True
+
+
+def test_nvml_inventory_reads_gpus_and_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    nvml = FakeNvml()
+    nvml.install(monkeypatch)
+    inventory, source = gpu.open_inventory()
+    assert inventory is not None and source == "NVML"
+    assert inventory.gpus() == [
+        GpuInfo(0, "GPU-uuid-handle0", "NVIDIA L4", 23034, 22000),
+        GpuInfo(1, "GPU-uuid-handle1", "NVIDIA L4", 23034, 22000),
+    ]
+    assert inventory.sample()[1] == GpuSample(1, "GPU-uuid-handle1", 87, 1034, 23034, 71.5)
+    inventory.close()
+    assert nvml.shut_down
+
+
+def test_nvml_with_no_gpu_means_cpu_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    nvml = FakeNvml()
+    nvml.install(monkeypatch)
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetCount", lambda: 0)
+    assert gpu.open_inventory() == (None, "NVML found no GPU")
+    assert nvml.shut_down
+
+
+def test_driver_not_loaded_means_cpu_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    def not_loaded() -> None:
+        raise pynvml.NVMLError_DriverNotLoaded()
+
+    monkeypatch.setattr(pynvml, "nvmlInit", not_loaded)
+    inventory, reason = gpu.open_inventory()
+    assert inventory is None and "DriverNotLoaded" in reason
+
+
+@pytest.mark.skipif(
+    ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has libnvidia-ml"
+)
+def test_real_nvml_absent_on_this_machine() -> None:
+    inventory, reason = gpu.open_inventory()
+    assert inventory is None
+    assert "LibraryNotFound" in reason
+
+
+def test_emf_record_is_valid() -> None:
+    sink = io.StringIO()
+    Telemetry(sink).metrics(
+        "gpu",
+        {"Gpu": "0"},
+        {"GpuUtilization": (87, "Percent"), "GpuPower": (71.5, "None")},
+        gpu_uuid="GPU-x",
+    )
+    (line,) = sink.getvalue().splitlines()
+    record = json.loads(line)
+    (directive,) = record["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == "pagefleet"
+    # Every dimension and metric the directive names is a top-level member (EMF rule).
+    assert directive["Dimensions"] == [["Service", "Gpu"]]
+    assert all(isinstance(record[d], str) for d in directive["Dimensions"][0])
+    assert {m["Name"]: record[m["Name"]] for m in directive["Metrics"]} == {
+        "GpuUtilization": 87,
+        "GpuPower": 71.5,
+    }
+    assert abs(record["_aws"]["Timestamp"] / 1000 - time.time()) < 5
+    assert record["event"] == "gpu" and record["gpu_uuid"] == "GPU-x"
+
+
+class FakeInventory:
+    def gpus(self) -> list[GpuInfo]:
+        return [GpuInfo(0, "GPU-0", "fake", 1000, 1000)]
+
+    def sample(self) -> list[GpuSample]:
+        return [GpuSample(0, "GPU-0", 64, 500, 1000, 99.0)]
+
+    def close(self) -> None:
+        pass
+
+
+async def test_report_gives_gpu_metrics_and_worker_pages_per_second(tmp_path: Path) -> None:
+    sink = io.StringIO()
+    supervisor = Supervisor(
+        load_settings(workers=1),
+        SupervisorSettings(health_file=str(tmp_path / "health.json")),
+        inventory=lambda: (FakeInventory(), "fake"),
+        telemetry=Telemetry(sink),
+        handle_signals=False,
+    )
+    supervisor._inventory = FakeInventory()
+    from runner.supervisor import WorkerSlot, WorkerSpec
+
+    state_file = tmp_path / "worker-0.json"
+    spec = WorkerSpec(0, None, {"PAGEFLEET_WORKER_STATE_FILE": str(state_file)})
+    supervisor.slots = [WorkerSlot(spec)]
+
+    def write(pid: int, pages: int, convert_s: float) -> None:
+        state = {"pid": pid, "held": 1, "chunks_done": pages // 4, "pages_done": pages}
+        state_file.write_text(json.dumps({**state, "convert_s": convert_s, "updated_at": 0}))
+
+    write(100, 40, 10.0)
+    await supervisor.report_once()  # first sight: no interval yet, GPU metrics only
+    write(100, 100, 20.0)
+    await asyncio.sleep(0.2)
+    await supervisor.report_once()
+
+    records = [json.loads(line) for line in sink.getvalue().splitlines()]
+    gpus = [r for r in records if r["event"] == "gpu"]
+    workers = [r for r in records if r["event"] == "worker"]
+    assert [r["GpuUtilization"] for r in gpus] == [64, 64]
+    (worker,) = workers
+    assert worker["Worker"] == "0" and worker["pages_done"] == 100
+    assert worker["ConvertPagesPerSecond"] == pytest.approx(60 / 10.0)
+    # 60 pages in a bit over 0.2 s of wall time.
+    assert 60 / 1.0 < worker["PagesPerSecond"] <= 60 / 0.2
+
+    write(101, 8, 1.0)  # restarted worker: counters from zero, no rate until its next report
+    await supervisor.report_once()
+    assert sum(1 for line in sink.getvalue().splitlines() if '"event":"worker"' in line) == 1
