@@ -594,3 +594,68 @@ def test_protection_only_on_ecs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert TaskProtection.from_env(10, 30, Telemetry(Sink())) is None
     monkeypatch.setenv("ECS_AGENT_URI", "http://169.254.170.2/api/x")
     assert TaskProtection.from_env(10, 30, Telemetry(Sink())) is not None
+
+
+# --- drain with the real worker on a moto server ---
+
+
+@pytest.mark.parametrize("drain_timeout_s", ["20", "0"], ids=["finish", "release"])
+def test_sigterm_drains_real_workers_without_losing_a_chunk(
+    moto_server, settings, tmp_path: Path, drain_timeout_s: str
+) -> None:
+    """`python -m runner` with runner.worker: SIGTERM while chunks are held leaves no message
+    invisible (each held chunk was finished or released), and the job still completes."""
+    from pagefleet.demo import report_pdf
+    from pagefleet.local.pipeline import LocalPipeline
+    from pagefleet.storage import Bucket
+    from tests.conftest import upload, wait_for_record
+
+    document = report_pdf(tmp_path / "long.pdf", sections=200, seed=5)
+    health = tmp_path / "health.json"
+    log = tmp_path / "runner.log"
+    local = LocalPipeline(
+        settings,
+        workers=2,
+        server=moto_server,
+        runner_env={
+            "PAGEFLEET_HEALTH_FILE": str(health),
+            "PAGEFLEET_DRAIN_TIMEOUT_S": drain_timeout_s,
+        },
+        log_file=str(log),
+    )
+    with local:
+        assert local.stack is not None
+        bucket = Bucket(local.stack.s3, settings.bucket)
+        upload(bucket, "drain/long", document.read_bytes())
+        deadline = time.monotonic() + 60
+        # The supervisor rewrites its health file every second; nothing else tells a held chunk.
+        while not _any_held(health):
+            assert time.monotonic() < deadline, "no worker ever held a chunk"
+            time.sleep(0.05)
+        assert local.stop_runners() == 0
+
+        chunks_url = local.stack.queue_urls["chunks"]
+        attributes = local.stack.sqs.get_queue_attributes(
+            QueueUrl=chunks_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"]
+        )["Attributes"]
+        assert attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+        local.start_runners()
+        record = wait_for_record(bucket, "drain/long")
+    assert record.status == "done"
+    assert all(chunk.status == "done" for chunk in record.chunks)
+    assert sum(c.last_page - c.first_page + 1 for c in record.chunks) == record.pages
+    events = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    first_run = events[
+        : next(i for i, e in enumerate(events) if e["event"] == "supervisor_stopped")
+    ]
+    assert any(e["event"] == "draining" for e in first_run)
+    assert [e["exit_code"] for e in first_run if e["event"] == "worker_exited"] == [0, 0]
+
+
+def _any_held(health: Path) -> bool:
+    try:
+        workers = json.loads(health.read_text())["workers"]
+    except (OSError, ValueError):
+        return False
+    return any(worker["held"] for worker in workers)
