@@ -28,6 +28,7 @@ metrics = Metrics(namespace="pagefleet", service="completion")
 
 
 def record_handler(record: SQSRecord) -> None:
+    metrics.add_metric(name="CompletionMessages", unit=MetricUnit.Count, value=1)
     settings = Settings()
     # One completion check per job, however many of its results this message announces.
     jobs = {

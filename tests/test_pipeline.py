@@ -254,3 +254,42 @@ def _wait_for_conversion(runner_pid: int, timeout_s: float = 60) -> psutil.Proce
                     return proc
         time.sleep(0.05)
     raise TimeoutError("no conversion started")
+
+
+def test_a_chunk_in_the_dead_letter_queue_is_recorded_and_the_job_ends_partial(
+    moto_server, settings: Settings, report: Path
+) -> None:
+    with LocalPipeline(settings, workers=2, server=moto_server, start_runners=False) as local:
+        assert local.stack is not None
+        sqs, stack = local.stack.sqs, local.stack
+        bucket = Bucket(stack.s3, settings.bucket)
+        upload(bucket, "holed", report.read_bytes())
+        messages: list[dict] = []
+        while len(messages) < 2:  # the splitter sends them as soon as it has run
+            messages += sqs.receive_message(
+                QueueUrl=stack.queue_urls["chunks"], MaxNumberOfMessages=10, WaitTimeSeconds=1
+            ).get("Messages", [])
+        victim = next(m for m in messages if json.loads(m["Body"])["chunk"]["index"] == 1)
+        # What SQS's redrive does after maxReceiveCount deliveries (exercised for real in
+        # test_dispatch.py), done at once: the message moves to the DLQ.
+        sqs.send_message(QueueUrl=stack.dlq_urls["chunks"], MessageBody=victim["Body"])
+        sqs.delete_message(
+            QueueUrl=stack.queue_urls["chunks"], ReceiptHandle=victim["ReceiptHandle"]
+        )
+        for m in messages:
+            if m is not victim:
+                sqs.change_message_visibility(
+                    QueueUrl=stack.queue_urls["chunks"],
+                    ReceiptHandle=m["ReceiptHandle"],
+                    VisibilityTimeout=0,
+                )
+        local.start_runners()
+        record = wait_for_record(bucket, "holed")
+    assert record.status == "partial"
+    failed = [c for c in record.chunks if c.status == "failed"]
+    assert [c.index for c in failed] == [1]
+    assert failed[0].error is not None and failed[0].error.code == "dead_letter"
+    markdown = bucket.get(keys.outbox_markdown("holed")).decode()
+    first, last = failed[0].first_page, failed[0].last_page
+    assert f"pages {first}–{last} could not be converted" in markdown
+    assert len(markdown) > 1000  # the other chunks are all there

@@ -30,6 +30,7 @@ class LocalPipeline:
         runner_env: dict[str, str] | None = None,
         server: MotoServer | None = None,
         log_file: str | None = None,
+        start_runners: bool = True,
     ) -> None:
         self.settings = settings
         self.workers = workers
@@ -37,6 +38,7 @@ class LocalPipeline:
         self._own_server = server is None
         self.server = server or MotoServer()
         self.log_file = log_file
+        self._start_runners = start_runners
         self.stack: Stack | None = None
         self.dispatcher: Dispatcher | None = None
         self.runner: subprocess.Popen[bytes] | None = None
@@ -47,7 +49,8 @@ class LocalPipeline:
         self.settings = self.settings.model_copy(update={"endpoint_url": url})
         self.stack = create_stack(self.settings)
         self._set_env({**settings_env(self.settings), **QUIET_HANDLERS})
-        self.start_runners()
+        if self._start_runners:
+            self.start_runners()
         self.dispatcher = self._dispatcher(self.stack)
         self.dispatcher.start()
         return self.stack
