@@ -12,6 +12,7 @@ from pagefleet.layout import render_document
 from pagefleet.settings import Settings
 from runner.converters.text_layer import (
     NAME,
+    OcrMode,
     TextLayerConverter,
     convert_document,
     extract_pages,
@@ -21,10 +22,10 @@ from tests import layout_pdfs
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
 
-def _chunked(pdf: Path, folder: Path, size: int) -> list[dict]:
+def _chunked(pdf: Path, folder: Path, size: int, ocr: OcrMode = "auto") -> list[dict]:
     pages: list[dict] = []
     for chunk, first in layout_pdfs.split(pdf, folder, size):
-        pages.extend(extract_pages(chunk, first))
+        pages.extend(extract_pages(chunk, first, ocr=ocr))
     return pages
 
 
@@ -74,8 +75,9 @@ def _corpus() -> list[Path]:
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus folder {CORPUS} is absent")
 @pytest.mark.parametrize("pdf", _corpus(), ids=lambda p: p.stem)
 def test_corpus_chunks_are_invisible(tmp_path: Path, pdf: Path) -> None:
+    # OCR is slow on two cores; tests/test_ocr.py checks that OCRed pages chunk alike.
     whole = extract_pages(pdf, 1, ocr="off")
-    chunked = _chunked(pdf, tmp_path, 16)
+    chunked = _chunked(pdf, tmp_path, 16, ocr="off")
     assert chunked == whole
     started = time.perf_counter()
     markdown = render_document(chunked)

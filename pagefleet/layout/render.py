@@ -9,6 +9,7 @@ and runs in time linear in the number of spans.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -33,22 +34,60 @@ _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](
 LineRef = tuple[int, int, int]  # (index of the page in the sequence, block index, line index)
 
 
-def render_document(pages: Sequence[dict[str, Any]]) -> str:
-    """The Markdown of a whole document from all its page layouts, in page order."""
-    doc = _Analysis.of(pages)
+def render_document(
+    pages: Sequence[dict[str, Any]], outline: Sequence[dict[str, Any]] | None = None
+) -> str:
+    """The Markdown of a whole document from all its page layouts, in page order.
+
+    ``outline`` is the document's bookmarks (:func:`pagefleet.layout.outline.read_outline`);
+    where given, blocks whose text is a bookmark title on its page become headings at the
+    bookmark's depth.
+    """
+    doc = _Analysis.of(pages, outline or ())
     out = _Writer(doc)
     for pi, page in enumerate(pages):
+        blocks = []
         for bi, block in enumerate(page["blocks"]):
             if "rows" in block:
-                out.table(block["rows"])
+                blocks.append(block)
                 continue
             lines = [
                 line for li, line in enumerate(block["lines"]) if (pi, bi, li) not in doc.furniture
             ]
             if lines:
-                out.block({"bbox": block["bbox"], "lines": lines}, new_page=out.page != pi)
-                out.page = pi
+                blocks.append({"bbox": block["bbox"], "lines": lines})
+        notes = _footnotes(blocks, page["height"], doc.body_size)
+        for i, block in enumerate(blocks):
+            if "rows" in block:
+                out.table(block["rows"])
+            elif i in notes:
+                out.footnote(block)
+            else:
+                out.block(block, page["number"])
     return out.finish()
+
+
+def _footnotes(blocks: list[dict[str, Any]], height: float, body: float) -> set[int]:
+    """Indexes of footnote blocks: small print low on the page with no body text below it."""
+    small = {
+        i
+        for i, b in enumerate(blocks)
+        if "lines" in b
+        and b["bbox"][1] >= height * 0.6
+        and max(line_size(line) for line in b["lines"]) <= body * 0.9
+    }
+    return {
+        i
+        for i in small
+        if not any(
+            j not in small
+            and "lines" in other
+            and other["bbox"][1] > blocks[i]["bbox"][1]
+            and other["bbox"][0] < blocks[i]["bbox"][2]
+            and other["bbox"][2] > blocks[i]["bbox"][0]
+            for j, other in enumerate(blocks)
+        )
+    }
 
 
 def find_furniture(pages: Sequence[dict[str, Any]]) -> set[LineRef]:
@@ -82,7 +121,9 @@ def find_furniture(pages: Sequence[dict[str, Any]]) -> set[LineRef]:
             found.setdefault((band, _furniture_key(line_text(line))), []).append((bi, li))
         per_page.append(found)
         counts.update(found.keys())
-    need = 2 if len(pages) <= 3 else 3
+    # Short documents need the line on 2-3 pages; long ones on 5% of them, so that a table
+    # row or a title that recurs a few times in 400 pages stays.
+    need = 2 if len(pages) <= 3 else max(3, math.ceil(0.05 * len(pages)))
     furniture: set[LineRef] = set()
     for pi, found in enumerate(per_page):
         for key, places in found.items():
@@ -106,9 +147,11 @@ class _Analysis:
     body_size: float
     levels: dict[tuple[float, bool], int]
     vocabulary: set[str]
+    # normalised bookmark title -> [(page, level)]
+    outline: dict[str, list[tuple[int, int]]]
 
     @classmethod
-    def of(cls, pages: Sequence[dict[str, Any]]) -> _Analysis:
+    def of(cls, pages: Sequence[dict[str, Any]], outline: Sequence[dict[str, Any]]) -> _Analysis:
         furniture = find_furniture(pages)
         sizes: Counter[float] = Counter()
         vocabulary: set[str] = set()
@@ -134,7 +177,27 @@ class _Analysis:
                     styles.add(style)
         ranked = sorted(styles, key=lambda s: (-s[0], not s[1]))
         levels = {style: min(rank + 1, 6) for rank, style in enumerate(ranked)}
-        return cls(furniture, body, levels, vocabulary)
+        bookmarks: dict[str, list[tuple[int, int]]] = {}
+        for entry in outline:
+            if entry.get("page") is not None and _key(entry["title"]):
+                bookmarks.setdefault(_key(entry["title"]), []).append(
+                    (entry["page"], min(max(entry["level"], 1), 6))
+                )
+        return cls(furniture, body, levels, vocabulary, bookmarks)
+
+    def heading_level(self, lines: list[dict[str, Any]], page: int) -> int | None:
+        """The heading level of a block, or None for body text."""
+        if self.outline and len(lines) <= 3:
+            for target, level in self.outline.get(_key(" ".join(map(line_text, lines))), ()):
+                # A bookmark may point at the page before its heading (at the page's end).
+                if target - 1 <= page <= target + 1:
+                    return level
+        style = _heading_style(lines, self.body_size)
+        return None if style is None else self.levels[style]
+
+
+def _key(title: str) -> str:
+    return "".join(c for c in title.lower() if c.isalnum())
 
 
 def _bucket(size: float) -> float:
@@ -167,24 +230,27 @@ def _heading_style(lines: list[dict[str, Any]], body: float) -> tuple[float, boo
 @dataclass
 class _Writer:
     doc: _Analysis
-    page: int = -1
     # (kind, markdown): items of one list ("bullet", "ordered") are joined by a single newline.
     parts: list[tuple[str, str]] = field(default_factory=list)
     # The paragraph being built stays open until the next block, which may continue it.
     open_para: dict[str, Any] | None = None
+    open_page: int = 0
+    # Footnotes wait for the paragraph they interrupt to end.
+    notes: list[str] = field(default_factory=list)
     list_indents: list[float] = field(default_factory=list)
 
-    def block(self, block: dict[str, Any], *, new_page: bool) -> None:
-        style = _heading_style(block["lines"], self.doc.body_size)
+    def block(self, block: dict[str, Any], page: int) -> None:
+        level = self.doc.heading_level(block["lines"], page)
         para = self.open_para
-        if style is None and para is not None and new_page and continues(para, block):
+        if level is None and para is not None and self._broken(para, block, page):
             para["lines"].extend(block["lines"])
+            self.open_page = page
             return
         self._close_para()
-        if style is not None:
+        if level is not None:
             self.list_indents.clear()
             text = _plain(block["lines"], self.doc.vocabulary)
-            self.parts.append(("heading", "#" * self.doc.levels[style] + " " + text))
+            self.parts.append(("heading", "#" * level + " " + text))
             return
         marker = LIST_MARKER.match(line_text(block["lines"][0]))
         if marker:
@@ -192,6 +258,19 @@ class _Writer:
             return
         self.list_indents.clear()
         self.open_para = {"bbox": block["bbox"], "lines": list(block["lines"])}
+        self.open_page = page
+
+    def _broken(self, para: dict[str, Any], block: dict[str, Any], page: int) -> bool:
+        """Whether ``block`` picks up ``para`` after a page or column break."""
+        new_column = block["bbox"][1] < para["lines"][-1]["bbox"][1]
+        return (page != self.open_page or new_column) and continues(para, block)
+
+    def footnote(self, block: dict[str, Any]) -> None:
+        text = _inline(block["lines"], self.doc.vocabulary)
+        if self.open_para is None:
+            self.parts.append(("note", _escape_start(text)))
+        else:
+            self.notes.append(_escape_start(text))
 
     def table(self, rows: list[list[str]]) -> None:
         self._close_para()
@@ -218,6 +297,8 @@ class _Writer:
             if text:
                 self.parts.append(("para", _escape_start(text)))
             self.open_para = None
+        self.parts.extend(("note", note) for note in self.notes)
+        self.notes.clear()
 
     def _list_item(self, block: dict[str, Any], marker: str) -> None:
         x0 = block["lines"][0]["bbox"][0]

@@ -7,6 +7,7 @@ from the PDF text layer and lines from OCR. Only one page is ever looked at (rul
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from itertools import pairwise
 from statistics import median
 
@@ -42,20 +43,6 @@ def _is_bold(line: Line) -> bool:
     return bool(spans) and all(s.get("b") for s in spans)
 
 
-def _gaps(boxes: list[Bbox], idx: list[int], axis: int) -> list[tuple[float, float]]:
-    """Empty bands between the projections of the boxes on one axis: (start, width)."""
-    lo, hi = axis, axis + 2
-    order = sorted(idx, key=lambda i: boxes[i][lo])
-    gaps = []
-    reach = boxes[order[0]][hi]
-    for i in order[1:]:
-        start = boxes[i][lo]
-        if start > reach:
-            gaps.append((reach, start - reach))
-        reach = max(reach, boxes[i][hi])
-    return gaps
-
-
 def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
     """Top to bottom; boxes sharing a row (vertical overlap) left to right."""
     order = sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
@@ -74,41 +61,95 @@ def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
     return out
 
 
-def _xy_cut(boxes: list[Bbox], idx: list[int], page_width: float) -> tuple[list[list[int]], bool]:
-    """Recursive XY-cut: regions in reading order, and whether any column split was made.
+def _regions(boxes: list[Bbox], idx: list[int], out: list[list[int]]) -> None:
+    """Append the regions of ``idx`` in reading order: columns left to right, band by band.
 
-    Columns come first: a band down the page splits the region when both sides look like text
-    columns (wide lines), so a borderless table is read row by row rather than column by
-    column. Otherwise the region is cut across at its widest empty band; parts that hold no
-    columns are joined back into one region, so that paragraphs are found over whole runs of
-    single-column text.
+    A gutter is a vertical band that almost no line crosses, with text on both sides of it
+    side by side. Lines that do cross it (a title, a wide figure or table) cut the page into
+    bands; within a band the left column is read before the right one. Each side is searched
+    again for a gutter of its own (three columns). Without a gutter the region is read row by
+    row, so a borderless table reads across.
     """
-    if len(idx) <= 1:
-        return [idx], False
+    gutter = _gutter(boxes, idx) if len(idx) >= 4 else None
+    if gutter is None:
+        bands = _bands(boxes, idx)
+        if len(bands) == 1:
+            out.append(_rows(boxes, idx))
+            return
+        for band in bands:
+            _regions(boxes, band, out)
+        return
+    g0, g1 = gutter
+    mid = (g0 + g1) / 2
+
+    def crossing(i: int) -> bool:
+        return boxes[i][0] < g0 and boxes[i][2] > g1
+
+    spanning = sorted((i for i in idx if crossing(i)), key=lambda i: boxes[i][1])
+    tops = [boxes[i][1] for i in spanning]
+    bands: list[tuple[list[int], list[int]]] = [([], []) for _ in range(len(spanning) + 1)]
+    for i in idx:
+        if not crossing(i):
+            band = bands[bisect_right(tops, (boxes[i][1] + boxes[i][3]) / 2)]
+            band[0 if (boxes[i][0] + boxes[i][2]) / 2 < mid else 1].append(i)
+    for k, (left, right) in enumerate(bands):
+        for part in (left, right):
+            if part:
+                _regions(boxes, part, out)
+        if k < len(spanning):
+            # Spanning lines with nothing beside them in between (a two-line title) stay one
+            # region.
+            if k and not bands[k][0] and not bands[k][1]:
+                out[-1].append(spanning[k])
+            else:
+                out.append([spanning[k]])
+
+
+def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
+    """``idx`` cut at every horizontal gap wider than a line's height."""
+    order = sorted(idx, key=lambda i: boxes[i][1])
     unit = median(boxes[i][3] - boxes[i][1] for i in idx)
-    for start, width in sorted(_gaps(boxes, idx, 0), key=lambda g: -g[1]):
-        if width < 0.8 * unit:
+    bands = [[order[0]]]
+    reach = boxes[order[0]][3]
+    for i in order[1:]:
+        if boxes[i][1] - reach > 0.8 * unit:
+            bands.append([])
+        bands[-1].append(i)
+        reach = max(reach, boxes[i][3])
+    return bands
+
+
+def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
+    """The widest nearly-uncrossed vertical band in the middle of the lines, if columns."""
+    lo = min(boxes[i][0] for i in idx)
+    hi = max(boxes[i][2] for i in idx)
+    span = hi - lo
+    unit = median(boxes[i][3] - boxes[i][1] for i in idx)
+    allowed = int(0.08 * len(idx))
+    events = sorted([(boxes[i][0], 1) for i in idx] + [(boxes[i][2], -1) for i in idx])
+    runs: list[tuple[float, float]] = []
+    depth, run_start = 0, None
+    for x, step in events:
+        if depth <= allowed < depth + step and run_start is not None:
+            runs.append((run_start, x))
+            run_start = None
+        depth += step
+        if depth <= allowed and run_start is None:
+            run_start = x
+    window = (lo + 0.2 * span, lo + 0.8 * span)
+    clipped = [(max(a, window[0]), min(b, window[1])) for a, b in runs]
+    for g0, g1 in sorted(clipped, key=lambda r: r[0] - r[1]):
+        if g1 - g0 < max(0.8 * unit, 4.0):
             break
-        left = [i for i in idx if boxes[i][2] <= start]
-        right = [i for i in idx if boxes[i][0] >= start + width]
-        if _column_like(boxes, left, page_width) and _column_like(boxes, right, page_width):
-            return _xy_cut(boxes, left, page_width)[0] + _xy_cut(boxes, right, page_width)[0], True
-    h_gaps = _gaps(boxes, idx, 1)
-    if not h_gaps:
-        return [_rows(boxes, idx)], False
-    cut = max(h_gaps, key=lambda g: g[1])[0]
-    top, top_cols = _xy_cut(boxes, [i for i in idx if boxes[i][3] <= cut], page_width)
-    bottom, bottom_cols = _xy_cut(boxes, [i for i in idx if boxes[i][3] > cut], page_width)
-    if not top_cols and not bottom_cols:
-        return [_rows(boxes, idx)], False
-    return top + bottom, True
-
-
-def _column_like(boxes: list[Bbox], idx: list[int], page_width: float) -> bool:
-    if len(idx) < 2:
-        return False
-    widths = sorted(boxes[i][2] - boxes[i][0] for i in idx)
-    return widths[len(widths) // 2] >= 0.2 * page_width
+        left = [i for i in idx if boxes[i][2] <= g1 and boxes[i][0] < g0]
+        right = [i for i in idx if boxes[i][0] >= g0 and boxes[i][2] > g1]
+        if len(left) < 2 or len(right) < 2:
+            continue
+        top = max(min(boxes[i][1] for i in left), min(boxes[i][1] for i in right))
+        bottom = min(max(boxes[i][3] for i in left), max(boxes[i][3] for i in right))
+        if bottom - top >= 2 * unit:  # the two sides stand side by side
+            return g0, g1
+    return None
 
 
 def merge_rows(lines: list[Line]) -> list[Line]:
@@ -141,24 +182,19 @@ def _same_row(a: Line, b: Line) -> bool:
     return overlap >= 0.6 * min(ay1 - ay0, by1 - by0) and -1.0 <= gap <= line_size(b)
 
 
-def reading_order(lines: list[Line], page_width: float) -> list[list[Line]]:
+def reading_order(lines: list[Line]) -> list[list[Line]]:
     """Lines grouped into regions (columns, bands), in reading order."""
     if not lines:
         return []
     boxes = [line["bbox"] for line in lines]
-    regions, _ = _xy_cut(boxes, list(range(len(lines))), page_width)
+    regions: list[list[int]] = []
+    _regions(boxes, list(range(len(lines))), regions)
     return [[lines[i] for i in region] for region in regions if region]
 
 
-def page_blocks(lines: list[Line], page_width: float) -> list[TextBlock]:
-    """A page's blocks in reading order; a paragraph broken across columns is one block."""
-    blocks: list[TextBlock] = []
-    for region in reading_order(merge_rows(lines), page_width):
-        found = paragraphs(region)
-        if blocks and found and continues(blocks[-1], found[0]):
-            _merge(blocks[-1], found.pop(0))
-        blocks.extend(found)
-    return blocks
+def page_blocks(lines: list[Line]) -> list[TextBlock]:
+    """A page's text blocks in reading order."""
+    return [block for region in reading_order(merge_rows(lines)) for block in paragraphs(region)]
 
 
 def _merge(block: TextBlock, other: TextBlock) -> None:
@@ -225,7 +261,7 @@ _TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")", "]")
 
 
 def continues(prev: TextBlock, nxt: TextBlock) -> bool:
-    """Whether ``nxt`` carries on the paragraph ``prev`` (across a column or page break)."""
+    """Whether ``nxt`` carries on the paragraph ``prev`` across a column or page break."""
     prev_line, next_line = prev["lines"][-1], nxt["lines"][0]
     tail = line_text(prev_line).rstrip()
     head = line_text(next_line).lstrip()

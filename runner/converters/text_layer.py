@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from importlib.metadata import version as _dist_version
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,9 +23,11 @@ from pdftext.postprocessing import postprocess_text
 from pdftext.schema import PageReference
 
 from pagefleet.layout import render_document
-from pagefleet.layout.schema import Line, Page, Span
+from pagefleet.layout.schema import Block, Line, Page, Span, TableBlock, TextBlock
 from pagefleet.layout.segment import page_blocks
+from pagefleet.layout.tables import Segment, find_grids, grid_bbox
 from pagefleet.models import PageContent
+from runner.converters.ocr import ocr_lines
 
 if TYPE_CHECKING:
     from pagefleet.settings import Settings
@@ -35,7 +38,12 @@ NAME = "text-layer"
 # The layout format and its rendering change with this file and with pdftext.
 VERSION = f"1.0+pdftext{_dist_version('pdftext')}"
 
-_HYPHEN = "\x02"  # pdfium's mark for a hyphen it saw at a line break
+# Fewer letters and digits than this on a page with an image means a scan to OCR.
+_MIN_TEXT_CHARS = 16
+_HYPHEN = "\x02"
+# Path objects this thin are rules; this long at least to count as a table border.
+_RULE = 2.5
+_MIN_RULE = 4.0  # pdfium's mark for a hyphen it saw at a line break
 _EXTERNAL = ("http://", "https://", "mailto:", "ftp://")
 _FIXED_PITCH = 1 << 0
 _ITALIC = 1 << 6
@@ -95,17 +103,104 @@ def _extract_page(pdf: pdfium.PdfDocument, index: int, number: int, ocr: OcrMode
         if ocr != "force":
             textpage = page.get_textpage()
             lines = _text_lines(pdf, page, textpage, index, bbox, rotation)
+        use_ocr = ocr == "force" or (ocr == "auto" and _needs_ocr(page, lines))
+        tables: list[TableBlock] = []
+        if use_ocr:
+            lines = ocr_lines(page, width, height)
+        elif textpage is not None and rotation == 0:
+            tables = _tables(page, textpage, bbox, height)
+            lines = [ln for ln in lines if not any(_inside(ln["bbox"], t["bbox"]) for t in tables)]
         return {
             "number": number,
-            "ocr": False,
+            "ocr": use_ocr,
             "width": float(width),
             "height": float(height),
-            "blocks": list(page_blocks(lines, width)),
+            "blocks": _place_tables(page_blocks(lines), tables),
         }
     finally:
         if textpage is not None:
             textpage.close()
         page.close()
+
+
+def _tables(
+    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, bbox: list[float], height: float
+) -> list[TableBlock]:
+    """Ruled tables of the page, each cell's text read from inside its rules."""
+    left, bottom = bbox[0], bbox[1]
+    top = height + bottom  # flips y as pdftext does, so rules and text lines agree
+    horizontal: list[Segment] = []
+    vertical: list[Segment] = []
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=3):
+        x0, y0, x1, y1 = obj.get_bounds()
+        # To top-left page coordinates.
+        x0, x1, y0, y1 = x0 - left, x1 - left, top - y1, top - y0
+        w, h = x1 - x0, y1 - y0
+        if h <= _RULE and w >= _MIN_RULE:
+            horizontal.append(((y0 + y1) / 2, x0, x1))
+        elif w <= _RULE and h >= _MIN_RULE:
+            vertical.append(((x0 + x1) / 2, y0, y1))
+        elif w >= _MIN_RULE and h >= _MIN_RULE and _is_rectangle(obj):
+            horizontal += [(y0, x0, x1), (y1, x0, x1)]
+            vertical += [(x0, y0, y1), (x1, y0, y1)]
+    if len(horizontal) < 3 or len(vertical) < 3:
+        return []
+    tables: list[TableBlock] = []
+    for xs, ys in find_grids(horizontal, vertical):
+        rows = [
+            [
+                " ".join(
+                    textpage.get_text_bounded(xa + left, top - yb, xb + left, top - ya).split()
+                )
+                for xa, xb in pairwise(xs)
+            ]
+            for ya, yb in pairwise(ys)
+        ]
+        if any(cell for row in rows for cell in row):
+            tables.append({"bbox": grid_bbox(xs, ys), "rows": rows})
+    return tables
+
+
+def _is_rectangle(obj: Any) -> bool:
+    """A closed path of straight segments only: how most producers draw a framed cell."""
+    count = pdfium_c.FPDFPath_CountSegments(obj.raw)
+    if not 4 <= count <= 5:
+        return False
+    return all(
+        pdfium_c.FPDFPathSegment_GetType(pdfium_c.FPDFPath_GetPathSegment(obj.raw, i))
+        != pdfium_c.FPDF_SEGMENT_BEZIERTO
+        for i in range(count)
+    )
+
+
+def _inside(box: list[float], frame: list[float]) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return frame[0] <= cx <= frame[2] and frame[1] <= cy <= frame[3]
+
+
+def _place_tables(blocks: list[TextBlock], tables: list[TableBlock]) -> list[Block]:
+    """Tables go before the first block that starts below them and shares their columns."""
+    out: list[Block] = list(blocks)
+    for table in sorted(tables, key=lambda t: t["bbox"][1]):
+        top, x0, x1 = table["bbox"][1], table["bbox"][0], table["bbox"][2]
+        at = next(
+            (
+                i
+                for i, b in enumerate(out)
+                if "lines" in b and b["bbox"][1] >= top and b["bbox"][0] < x1 and b["bbox"][2] > x0
+            ),
+            len(out),
+        )
+        out.insert(at, table)
+    return out
+
+
+def _needs_ocr(page: pdfium.PdfPage, lines: list[Line]) -> bool:
+    """A page whose text layer is (nearly) empty but that shows an image: a scan."""
+    letters = sum(c.isalnum() for line in lines for span in line["spans"] for c in span["t"])
+    if letters >= _MIN_TEXT_CHARS:
+        return False
+    return any(obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE for obj in page.get_objects(max_depth=1))
 
 
 def _rotation(page: pdfium.PdfPage) -> int:

@@ -1,0 +1,76 @@
+"""OCR of one page on the CPU (or a GPU where onnxruntime has CUDA) with RapidOCR.
+
+rapidocr-onnxruntime ships its PP-OCRv4 detection and recognition models inside the wheel, so
+the engine loads with no network. The page is rendered to a bitmap whose size is capped, so
+a page of absurd dimensions (the hostile corpus has one 2^31 pt tall) costs no more than a
+normal one. The result is layout lines like those of the text layer, in page coordinates.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pagefleet.layout.schema import Line
+
+if TYPE_CHECKING:
+    import pypdfium2 as pdfium
+
+# Scans are read best near 200 dpi; the longer side is capped to bound time and memory.
+_SCALE = 200 / 72
+_MAX_SIDE_PX = 2400
+_MIN_SIDE_PX = 16
+# An OCR line box is taller than the font size by the detector's padding.
+_BOX_TO_SIZE = 0.75
+_SAME_SIZE = 0.3
+
+
+@cache
+def _engine() -> Any:
+    import onnxruntime
+    from rapidocr_onnxruntime import RapidOCR
+
+    cuda = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
+    return RapidOCR(det_use_cuda=cuda, cls_use_cuda=cuda, rec_use_cuda=cuda)
+
+
+def render_scale(width: float, height: float) -> float:
+    """Points to pixels for a page of ``width`` x ``height`` points, bitmap size capped."""
+    longest = max(width, height, 1.0)
+    return min(_SCALE, _MAX_SIDE_PX / longest)
+
+
+def ocr_lines(page: pdfium.PdfPage, width: float, height: float) -> list[Line]:
+    """Text lines read from the page's rendering, top to bottom, coordinates in points."""
+    scale = render_scale(width, height)
+    if min(width, height) * scale < _MIN_SIDE_PX:
+        return []
+    bitmap = page.render(scale=scale, may_draw_forms=False)
+    try:
+        image = np.ascontiguousarray(bitmap.to_numpy()[:, :, :3])
+    finally:
+        bitmap.close()
+    found, _ = _engine()(image)
+    lines: list[Line] = []
+    boxes = []
+    for box, text, _score in found or ():
+        text = " ".join(str(text).split())
+        if not text:
+            continue
+        xs = [point[0] / scale for point in box]
+        ys = [point[1] / scale for point in box]
+        boxes.append(([min(xs), min(ys), max(xs), max(ys)], text))
+    if not boxes:
+        return []
+    # Detector boxes vary in height from line to line of one font; sizes near the page's
+    # usual one are snapped to it so they read as body text, not as headings.
+    usual = float(np.median([box[3] - box[1] for box, _ in boxes]))
+    for box, text in boxes:
+        height = box[3] - box[1]
+        if abs(height - usual) <= _SAME_SIZE * usual:
+            height = usual
+        size = max(round(height * _BOX_TO_SIZE * 2) / 2, 1.0)
+        lines.append({"bbox": [round(v, 1) for v in box], "spans": [{"t": text, "s": size}]})
+    return lines
