@@ -66,6 +66,45 @@ class Settings(BaseSettings):
         False, description="Exit once the chunk queue is empty (tests and benchmarks)."
     )
 
+    # --- marker ---
+    marker_mode: Literal["balanced", "fast"] = Field(
+        "balanced",
+        description="marker's mode: balanced (VLM layout, full-page OCR) or fast (rf-detr "
+        "layout, OCR only where the text layer is unusable).",
+    )
+    marker_force_ocr: bool = Field(False, description="marker: OCR every page.")
+    marker_disable_ocr: bool = Field(
+        False, description="marker: never OCR; text layer only, no OCR model server needed."
+    )
+    marker_pdftext_workers: int = Field(
+        1, ge=1, description="marker: pdftext processes per conversion (W workers run already)."
+    )
+    marker_ocr_error_batch_size: int = Field(
+        0, ge=0, description="marker: pages per OCR-error model request; 0 = marker's default."
+    )
+    marker_layout_batch_size: int = Field(
+        0, ge=0, description="surya layout server: most pages per batch; 0 = surya's default."
+    )
+    marker_inference_url: str | None = Field(
+        None,
+        description="OpenAI-compatible URL of the server of surya's OCR model (the vLLM sidecar, "
+        "e.g. http://127.0.0.1:8000/v1); unset lets surya start its own.",
+    )
+    marker_inference_parallel: int = Field(
+        0, ge=0, description="OCR requests in flight per conversion; 0 = sized by GPU type."
+    )
+    marker_vllm_gpu_type: str | None = Field(
+        None,
+        description="surya's VLLM_GPU_TYPE (h100, a10, l4, ...), which sizes the request "
+        "concurrency; unset = surya's default (4090).",
+    )
+    marker_server_startup_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="A model server not healthy this long after start fails the conversion "
+        "process (marker's own waits are 300 and 600 s).",
+    )
+
 
 def settings_env(settings: Settings) -> dict[str, str]:
     """``settings`` as the environment of another process (a runner, a handler)."""

@@ -1,0 +1,170 @@
+"""marker-pdf 2.x as a pagefleet converter.
+
+In marker 2.x every model runs in a shared server and ``create_model_dict()`` builds only thin
+clients: surya's OCR VLM behind an OpenAI-compatible server (in the ECS task, a vLLM sidecar at
+``PAGEFLEET_MARKER_INFERENCE_URL``), and the rf-detr layout and OCR-error models in local
+servers that the first client on the machine spawns and the others attach to. So a conversion
+process is light, and W of them share one GPU (through MPS) with those servers.
+
+surya and marker read their settings from the environment when first imported, so
+:class:`MarkerConverter` sets them (:func:`surya_environment`) before importing either.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pagefleet.models import PageContent
+from runner.converters.base import ASSET_LINK_PREFIX
+
+if TYPE_CHECKING:
+    from pagefleet.settings import Settings
+
+# marker's paginated Markdown puts "{<0-based page id>}" and 48 dashes before each page.
+PAGE_MARKER = re.compile(r"^\{(\d+)\}-{48}$", re.MULTILINE)
+# marker names images after their block id: "/page/3/Picture/7" -> "_page_3_Picture_7.jpeg".
+IMAGE_NAME = re.compile(r"^_page_(\d+)_(\w+)_(\d+)\.(\w+)$")
+HEALTH_POLL_S = 0.5
+
+
+class ModelServerError(RuntimeError):
+    """A model server marker needs is not there; raised before any chunk is taken."""
+
+
+def surya_environment(settings: Settings) -> dict[str, str]:
+    """The surya/marker environment variables that the ``PAGEFLEET_MARKER_*`` settings imply."""
+    startup_s = str(settings.marker_server_startup_timeout_s)
+    env = {
+        # marker's defaults wait 300 s (layout, OCR-error) and 600 s (VLM) before failing.
+        "SURYA_INFERENCE_STARTUP_TIMEOUT": startup_s,
+        "FAST_LAYOUT_SERVER_STARTUP_TIMEOUT": startup_s,
+        "OCR_ERROR_SERVER_STARTUP_TIMEOUT": startup_s,
+        "DISABLE_TQDM": "true",
+    }
+    if settings.marker_inference_url:
+        env["SURYA_INFERENCE_URL"] = settings.marker_inference_url
+    if settings.marker_inference_parallel:
+        env["SURYA_INFERENCE_PARALLEL"] = str(settings.marker_inference_parallel)
+    if settings.marker_vllm_gpu_type:
+        env["VLLM_GPU_TYPE"] = settings.marker_vllm_gpu_type
+    if settings.marker_layout_batch_size:
+        env["FAST_LAYOUT_SERVER_MAX_BATCH"] = str(settings.marker_layout_batch_size)
+    return env
+
+
+def marker_config(settings: Settings) -> dict[str, Any]:
+    """marker's converter config (its CLI options) from the settings."""
+    config: dict[str, Any] = {
+        "mode": settings.marker_mode,
+        "force_ocr": settings.marker_force_ocr,
+        "disable_ocr": settings.marker_disable_ocr,
+        "pdftext_workers": settings.marker_pdftext_workers,
+        # Page markers let one render of the chunk be cut into its pages.
+        "paginate_output": True,
+        "disable_tqdm": True,
+    }
+    if settings.marker_ocr_error_batch_size:
+        config["ocr_error_batch_size"] = settings.marker_ocr_error_batch_size
+    return config
+
+
+def wait_for_health(base_url: str, deadline_s: float) -> None:
+    """Return once ``<server>/health`` answers 200; raise :class:`ModelServerError` at the deadline.
+
+    ``base_url`` is the OpenAI-style URL (``.../v1``); vLLM and llama.cpp serve ``/health``
+    beside it. An external server offers nothing to await, so it is polled.
+    """
+    health = base_url.rstrip("/").removesuffix("/v1") + "/health"
+    deadline = time.monotonic() + deadline_s
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            with urllib.request.urlopen(health, timeout=max(0.1, min(2.0, remaining))) as reply:
+                if reply.status == 200:
+                    return
+                last = f"HTTP {reply.status}"
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError) as exc:
+            last = str(getattr(exc, "reason", exc))
+        if time.monotonic() + HEALTH_POLL_S > deadline:
+            raise ModelServerError(
+                f"the OCR model server at {health} was not healthy within {deadline_s:g} s "
+                f"(last: {last}); start the vLLM sidecar or fix PAGEFLEET_MARKER_INFERENCE_URL"
+            )
+        time.sleep(HEALTH_POLL_S)
+
+
+def split_pages(markdown: str, page_count: int) -> list[str]:
+    """The Markdown of each page of a paginated render (a page marker missing: empty page)."""
+    parts = PAGE_MARKER.split(markdown)
+    pages = [""] * page_count
+    for page_id, text in zip(parts[1::2], parts[2::2], strict=True):
+        pages[int(page_id)] = text.strip("\n")
+    return pages
+
+
+def asset_name(marker_name: str, first_page: int) -> str:
+    """A name unique in the whole document: the chunk's page id becomes the document page."""
+    match = IMAGE_NAME.match(marker_name)
+    if match is None:
+        raise ValueError(f"unexpected marker image name {marker_name!r}")
+    page_id, block_type, block_id, extension = match.groups()
+    page = first_page + int(page_id)
+    return f"page-{page:05d}-{block_type.lower()}-{block_id}.{extension.lower()}"
+
+
+def relink(markdown: str, renames: dict[str, str]) -> str:
+    """Point marker's image links at the renamed assets."""
+    for old, new in renames.items():
+        markdown = markdown.replace(f"]({old})", f"]({ASSET_LINK_PREFIX}{new})")
+    return markdown
+
+
+class MarkerConverter:
+    """One marker ``PdfConverter`` per conversion process, reused for every chunk."""
+
+    name = "marker"
+
+    def __init__(self, settings: Settings) -> None:
+        os.environ.update(surya_environment(settings))
+        if settings.marker_inference_url and not settings.marker_disable_ocr:
+            # Fail here, before a chunk is held, rather than 600 s into the first OCR request.
+            wait_for_health(settings.marker_inference_url, settings.marker_server_startup_timeout_s)
+        from marker.converters.pdf import PdfConverter
+        from marker.models import create_model_dict
+        from marker.settings import settings as marker_settings
+
+        self.version = importlib.metadata.version("marker-pdf")
+        self._image_format = marker_settings.OUTPUT_IMAGE_FORMAT
+        self._converter = PdfConverter(
+            artifact_dict=create_model_dict(), config=marker_config(settings)
+        )
+
+    def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
+        rendered = self._converter(str(pdf_path))
+        page_stats = rendered.metadata["page_stats"]
+        renames = {}
+        for marker_name, image in rendered.images.items():
+            name = asset_name(marker_name, first_page)
+            # JPEG has no alpha or palette; marker converts the same way when it saves.
+            if image.mode != "RGB":
+                image = image.convert("RGB")
+            image.save(assets_dir / name, format=self._image_format)
+            renames[marker_name] = name
+        texts = split_pages(relink(rendered.markdown, renames), len(page_stats))
+        return [
+            PageContent(
+                number=first_page + stats["page_id"],
+                markdown=texts[stats["page_id"]],
+                ocr=stats["text_extraction_method"] == "surya",
+            )
+            for stats in page_stats
+        ]
