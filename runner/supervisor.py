@@ -51,8 +51,10 @@ class SupervisorSettings(BaseSettings):
     workers_per_gpu: int = Field(
         0, ge=0, description="Worker processes per GPU; 0 decides from free GPU memory."
     )
+    # marker 1.x loaded its models into every worker (about 7 GiB each); 2.x workers are thin
+    # clients of shared model servers, so a worker needs little more than a CUDA context.
     worker_gpu_memory_mb: int = Field(
-        7168, ge=1, description="GPU memory one worker needs, for the automatic workers_per_gpu."
+        1024, ge=1, description="GPU memory one worker needs, for the automatic workers_per_gpu."
     )
     max_workers_per_gpu: int = Field(8, ge=1, description="Cap on the automatic workers_per_gpu.")
     mps: Literal["auto", "on", "off"] = Field(

@@ -208,8 +208,9 @@ def test_w_from_setting_overrides_memory(tmp_path: Path) -> None:
 
 def test_no_gpu_with_room_is_an_error(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 4000)])
+    config = SupervisorSettings(worker_gpu_memory_mb=7168, mps="off")
     with pytest.raises(SupervisorError, match="WORKER_GPU_MEMORY_MB"):
-        plan_workers(load_settings(), SupervisorSettings(mps="off"), inventory, tmp_path)
+        plan_workers(load_settings(), config, inventory, tmp_path)
 
 
 def test_worker_env_with_mps(tmp_path: Path) -> None:
