@@ -48,6 +48,9 @@ class SupervisorSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="PAGEFLEET_", extra="ignore")
 
+    gpus: str = Field(
+        "", description="Comma-separated GPU indices or UUIDs to run workers on; empty = all."
+    )
     workers_per_gpu: int = Field(
         0, ge=0, description="Worker processes per GPU; 0 decides from free GPU memory."
     )
@@ -189,7 +192,7 @@ def plan_workers(
         }
         specs.append(WorkerSpec(index=index, gpu=gpu, env=env))
 
-    gpus = inventory.gpus() if inventory is not None else []
+    gpus = _selected(inventory.gpus(), config.gpus) if inventory is not None else []
     if not gpus:
         count = settings.workers or os.cpu_count() or 1
         notes.append(f"no GPU: running {count} CPU workers")
@@ -220,6 +223,18 @@ def plan_workers(
     if not specs:
         raise SupervisorError("no GPU has room for a worker; lower PAGEFLEET_WORKER_GPU_MEMORY_MB")
     return specs, notes
+
+
+def _selected(gpus: list[GpuInfo], wanted: str) -> list[GpuInfo]:
+    """The GPUs named in ``wanted`` (indices or UUIDs), or all of them."""
+    names = {name.strip() for name in wanted.split(",") if name.strip()}
+    if not names:
+        return gpus
+    chosen = [gpu for gpu in gpus if str(gpu.index) in names or gpu.uuid in names]
+    unknown = names - {str(gpu.index) for gpu in chosen} - {gpu.uuid for gpu in chosen}
+    if unknown:
+        raise SupervisorError(f"PAGEFLEET_GPUS names GPUs this machine lacks: {sorted(unknown)}")
+    return chosen
 
 
 def restart_delay(failures: int, config: SupervisorSettings) -> float:

@@ -206,6 +206,17 @@ def test_w_from_setting_overrides_memory(tmp_path: Path) -> None:
     assert [spec.gpu.index for spec in specs if spec.gpu] == [0, 0, 0, 1, 1, 1]
 
 
+def test_gpus_setting_picks_gpus_by_index_or_uuid(tmp_path: Path) -> None:
+    inventory = FakeInventory([gpu_info(0, 80000), gpu_info(1, 80000), gpu_info(2, 80000)])
+    config = SupervisorSettings(workers_per_gpu=1, mps="off", gpus=f"2, {gpu_info(0, 0).uuid}")
+    specs, _ = plan_workers(load_settings(), config, inventory, tmp_path)
+    assert [spec.gpu.index for spec in specs if spec.gpu] == [0, 2]
+    with pytest.raises(SupervisorError, match=r"\['7'\]"):
+        plan_workers(
+            load_settings(), config.model_copy(update={"gpus": "1,7"}), inventory, tmp_path
+        )
+
+
 def test_no_gpu_with_room_is_an_error(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 4000)])
     config = SupervisorSettings(worker_gpu_memory_mb=7168, mps="off")
@@ -317,8 +328,7 @@ async def test_cpu_mode_defaults_to_one_worker_per_core(root: Path) -> None:
 async def test_killed_worker_is_restarted(root: Path) -> None:
     supervisor, sink = make_supervisor(root, workers=2)
     run = asyncio.create_task(supervisor.run())
-    while not supervisor.slots:  # run() plans before its first await on a worker
-        await asyncio.sleep(0)
+    await wait_ready(supervisor)
     first, other = supervisor.slots
     pid = await first.wait_running()
     other_pid = await other.wait_running()
