@@ -15,9 +15,10 @@ CHECKOV_VENV ?= .venv-checkov
 CHECKOV_VERSION := 3.3.30
 LAMBDA_ZIP := build/lambda.zip
 
-# A local provider mirror (an unpacked filesystem_mirror), found at run time; empty means the
-# registry. Set TF_PLUGIN_MIRROR to choose one.
-TF_PLUGIN_MIRROR ?= $(shell find / -xdev -path '*/registry.terraform.io/hashicorp/aws/*/terraform-provider-aws*' -print -quit 2>/dev/null | sed 's#/registry.terraform.io/.*##')
+# A local provider mirror (an unpacked filesystem_mirror) is looked for when the CLI config is
+# written; none means the registry. Set TF_PLUGIN_MIRROR to choose one.
+TF_PLUGIN_MIRROR ?=
+FIND_MIRROR = find / -xdev -path '*/registry.terraform.io/hashicorp/aws/*/terraform-provider-aws*' -print -quit 2>/dev/null | sed 's%/registry.terraform.io/.*%%'
 
 export TF_CLI_CONFIG_FILE := $(TF_CLI_CONFIG)
 export TF_IN_AUTOMATION := 1
@@ -26,9 +27,10 @@ export TF_IN_AUTOMATION := 1
 	checkov lambda-package deploy destroy
 
 $(TF_CLI_CONFIG): $(TF_DIR)/terraform.mk
-	@if [ -n "$(TF_PLUGIN_MIRROR)" ]; then \
-	  printf 'provider_installation {\n  filesystem_mirror {\n    path    = "%s"\n    include = ["registry.terraform.io/hashicorp/*"]\n  }\n  direct {\n    exclude = ["registry.terraform.io/hashicorp/*"]\n  }\n}\n' "$(TF_PLUGIN_MIRROR)" >$@; \
-	  echo "terraform: providers from the mirror $(TF_PLUGIN_MIRROR)"; \
+	@mirror="$(TF_PLUGIN_MIRROR)"; [ -n "$$mirror" ] || mirror="$$($(FIND_MIRROR))"; \
+	if [ -n "$$mirror" ]; then \
+	  printf 'provider_installation {\n  filesystem_mirror {\n    path    = "%s"\n    include = ["registry.terraform.io/hashicorp/*"]\n  }\n  direct {\n    exclude = ["registry.terraform.io/hashicorp/*"]\n  }\n}\n' "$$mirror" >$@; \
+	  echo "terraform: providers from the mirror $$mirror"; \
 	else \
 	  printf '# no local provider mirror found: providers come from the registry\n' >$@; \
 	fi
