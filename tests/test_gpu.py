@@ -162,3 +162,61 @@ async def test_report_gives_gpu_metrics_and_worker_pages_per_second(tmp_path: Pa
     write(101, 8, 1.0)  # restarted worker: counters from zero, no rate until its next report
     await supervisor.report_once()
     assert sum(1 for line in sink.getvalue().splitlines() if '"event":"worker"' in line) == 1
+
+
+# --- scripts/gpu-check, as far as a machine without a GPU can take it ---
+
+GPU_CHECK = Path(__file__).resolve().parents[1] / "scripts" / "gpu-check"
+
+
+def _gpu_check_module():
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("gpu_check", str(GPU_CHECK))
+    spec = importlib.util.spec_from_loader("gpu_check", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(
+    ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has libnvidia-ml"
+)
+def test_gpu_check_refuses_without_a_gpu() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, str(GPU_CHECK)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "gpu-check needs an NVIDIA GPU: NVML unavailable" in result.stderr
+
+
+def test_gpu_check_times_one_setting_through_the_local_pipeline(
+    moto_server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One run_setting on the CPU converter: the pipeline, warm-up, timing and sampling."""
+    import argparse
+
+    gpu_check = _gpu_check_module()
+    args = argparse.Namespace(chunk_pages=4, timeout_s=120)
+    batch = gpu_check.generated_batch(tmp_path / "batch", copies=2, sections=8)
+    warmup = gpu_check.generated_batch(tmp_path / "warmup", copies=1, sections=2)
+    env = {
+        "PAGEFLEET_CONVERTER": "text-layer",
+        "PAGEFLEET_WORKERS": "2",
+        "PAGEFLEET_WORKERS_PER_GPU": "2",
+        "PAGEFLEET_MPS": "off",
+    }
+    result = gpu_check.run_setting(
+        args, moto_server, FakeInventory(), FakeInventory().gpus()[0], env, batch, warmup, tmp_path
+    )
+    assert result["failed"] == []
+    assert result["pages"] > 4 and result["pages_per_s"] > 0
+    assert result["gpu_util_mean_pct"] in (0, 64.0)  # 0 if the batch beat the first sample
+    assert Path(result["log"]).exists()
+    gpu_check.print_table("cpu", [{**result, "mps": "off", "workers": 2}])
+    assert "pages/s" in capsys.readouterr().out
