@@ -7,9 +7,13 @@ the runners run as ``python -m runner``, exactly the command the ECS task runs.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 from types import TracebackType
 
 from pagefleet.local.dispatch import Dispatcher
@@ -42,6 +46,7 @@ class LocalPipeline:
         self.stack: Stack | None = None
         self.dispatcher: Dispatcher | None = None
         self.runner: subprocess.Popen[bytes] | None = None
+        self._runner_tmp: Path | None = None
         self._saved_env: dict[str, str | None] = {}
 
     def start(self) -> Stack:
@@ -82,7 +87,15 @@ class LocalPipeline:
 
     def start_runners(self) -> None:
         assert self.stack is not None
-        env = {**os.environ, **settings_env(self.settings), **self.runner_env}
+        # The runner's own TMPDIR: the supervisor's state folder lands in it, where wait_ready
+        # finds the workers' state files.
+        self._runner_tmp = Path(tempfile.mkdtemp(prefix="pagefleet-local-runner-"))
+        env = {
+            **os.environ,
+            **settings_env(self.settings),
+            "TMPDIR": str(self._runner_tmp),
+            **self.runner_env,
+        }
         if self.workers:
             env["PAGEFLEET_WORKERS"] = str(self.workers)
         log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
@@ -92,6 +105,25 @@ class LocalPipeline:
             stdout=log,
             stderr=log,
         )
+
+    def ready_workers(self) -> int:
+        """Workers that have built their converter and opened the chunks queue: a worker
+        writes its state file only then (runner/worker.py, Worker.run)."""
+        if self._runner_tmp is None:
+            return 0
+        return len(list(self._runner_tmp.glob("*/worker-*.json")))
+
+    def wait_ready(self, workers: int | None = None, timeout_s: float = 120) -> None:
+        """Return once ``workers`` runner workers (default: as many as were asked for) are
+        warm, so that what is timed next leaves process start-up out."""
+        expected = workers or self.workers or self.settings.workers or os.cpu_count() or 1
+        deadline = time.monotonic() + timeout_s
+        while self.ready_workers() < expected:
+            if self.runner is None or self.runner.poll() is not None:
+                raise RuntimeError("the runner is not running")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.ready_workers()} of {expected} workers ready")
+            time.sleep(0.05)  # files written by other processes: nothing to await
 
     def stop_runners(self, timeout_s: float = 60) -> int | None:
         if self.runner is None:
@@ -104,6 +136,9 @@ class LocalPipeline:
             return self.runner.wait()
         finally:
             self.runner = None
+            if self._runner_tmp is not None:
+                shutil.rmtree(self._runner_tmp, ignore_errors=True)
+                self._runner_tmp = None
 
     def stop(self) -> None:
         self.stop_runners()
