@@ -1,0 +1,1 @@
+"""The benchmark harness behind ``scripts/bench`` (pages/s, stage times, scaling)."""

@@ -1,0 +1,61 @@
+"""The plain invocation: the converter over each whole document in one process.
+
+Run as ``python -m bench.baseline`` in a fresh process, so its time and peak RSS are the
+converter's alone (no moto server or sampler beside it). Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.memory import peak_rss_mb
+
+
+def plain_converter(name: str) -> Callable[[Path], str]:
+    """Whole document in, Markdown out, as a user of the library would call it."""
+    if name == "text-layer":
+        from runner.converters.text_layer import convert_document
+
+        return convert_document
+    from pagefleet.settings import Settings
+    from runner.converters import load_converter
+
+    converter = load_converter(Settings(converter=name))  # type: ignore[arg-type]
+
+    def convert(path: Path) -> str:
+        with tempfile.TemporaryDirectory(prefix="pagefleet-bench-") as assets:
+            pages = converter.convert(path, 1, Path(assets))
+        return "\n\n".join((p.markdown or "") for p in pages)
+
+    return convert
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.baseline", description=__doc__)
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--converter", default="text-layer")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    convert = plain_converter(args.converter)
+    import_s = time.perf_counter() - started
+    seconds: dict[str, list[float]] = {str(f): [] for f in args.files}
+    # Rounds over the whole set, not N in a row per file: a one-off cost (a model loaded on the
+    # first scanned page) lands in one round and the median drops it.
+    for _ in range(args.repeat):
+        for path in args.files:
+            t0 = time.perf_counter()
+            convert(path)
+            seconds[str(path)].append(time.perf_counter() - t0)
+    json.dump({"import_s": import_s, "peak_rss_mb": peak_rss_mb(), "seconds": seconds}, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

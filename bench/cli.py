@@ -1,0 +1,90 @@
+"""``scripts/bench``: pages/s of the converter alone and of the pipeline, where the seconds go,
+and how it scales with W. Writes bench/results/<date>-<label>/."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from bench.harness import BenchConfig, run_bench
+from bench.report import write_results
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _ints(text: str) -> list[int]:
+    values = [int(part) for part in text.split(",") if part.strip()]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"positive integers separated by commas, not {text!r}")
+    return values
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scripts/bench", description=__doc__)
+    p.add_argument("inputs", nargs="*", type=Path, help="PDFs or folders of PDFs")
+    p.add_argument("--workers", type=_ints, default=[1, 2], help="W values, e.g. 1,2,4")
+    p.add_argument("--repeat", type=int, default=3, help="rounds; medians are reported")
+    p.add_argument("--converter", default="text-layer", choices=["text-layer", "marker"])
+    p.add_argument(
+        "--synthetic",
+        type=_ints,
+        default=[],
+        metavar="PAGES",
+        help="also measure generated text documents of these page counts, e.g. 2000",
+    )
+    p.add_argument("--chunk-pages", type=int, default=16, help="PAGEFLEET_CHUNK_PAGES")
+    p.add_argument(
+        "--splitter-pages",
+        type=int,
+        default=2000,
+        help="pages of the synthetic document the splitter is also measured on (0: none)",
+    )
+    stack = p.add_mutually_exclusive_group()
+    stack.add_argument("--endpoint-url", help="a running stack's S3 endpoint (pagefleet up)")
+    stack.add_argument(
+        "--stack-outputs", type=Path, help="`terraform output -json` of a deployed stack"
+    )
+    p.add_argument("--bucket", help="the deployed stack's bucket, if not in --stack-outputs")
+    p.add_argument(
+        "--cache-dir", type=Path, help="where synthetic documents are kept (default ~/.cache)"
+    )
+    p.add_argument("--label", default="run", help="names the results folder")
+    p.add_argument("--out", type=Path, help="results folder (default bench/results/DATE-LABEL)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not args.inputs and not args.synthetic:
+        parser().error("give PDFs or folders, or --synthetic PAGES")
+    config = BenchConfig(
+        inputs=args.inputs,
+        synthetic=args.synthetic,
+        workers=args.workers,
+        repeat=args.repeat,
+        converter=args.converter,
+        chunk_pages=args.chunk_pages,
+        splitter_pages=args.splitter_pages,
+        endpoint_url=args.endpoint_url,
+        stack_outputs=args.stack_outputs,
+        bucket=args.bucket,
+    )
+    if args.cache_dir:
+        config.cache_dir = args.cache_dir
+    command = shlex.join(["scripts/bench", *(sys.argv[1:] if argv is None else argv)])
+    report = run_bench(config, command)
+    out = args.out or RESULTS / f"{time.strftime('%Y-%m-%d')}-{args.label}"
+    for path in write_results(report, out):
+        print(path)
+    for row in report["targets"]:
+        print(
+            f"{'met ' if row['met'] else 'MISS'} {row['name']}: {row['value']:g} ({row['target']})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The splitter's own cost: open, validate, plan and cut one document, in a fresh process.
+
+Run as ``python -m bench.splitter FILE``; prints one JSON object. A fresh process, so the peak
+RSS is the splitter's (plus the interpreter), not the harness's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from bench.memory import peak_rss_mb
+from pagefleet.pdf import cut_chunks, open_pdf
+from pagefleet.planning import plan_chunks
+from pagefleet.settings import Settings
+
+
+def split_once(path: Path, chunk_pages: int) -> tuple[float, int, int]:
+    """Seconds, chunk count and chunk bytes for the splitter's work on ``path``.
+
+    The same calls as :func:`pagefleet.splitting._split`, minus the S3 writes: the file is
+    read, opened and checked, planned, and every chunk PDF is cut and held once.
+    """
+    settings = Settings()
+    started = time.perf_counter()
+    data = path.read_bytes()
+    doc = open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages)
+    written = 0
+    try:
+        plan = plan_chunks(len(doc), chunk_pages)
+        for _, pdf in cut_chunks(doc, plan):
+            written += len(pdf)
+    finally:
+        doc.close()
+    return time.perf_counter() - started, len(plan), written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.splitter", description=__doc__)
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--chunk-pages", type=int, default=16)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args(argv)
+    rss_before = psutil.Process().memory_info().rss
+    runs = [split_once(args.file, args.chunk_pages) for _ in range(args.repeat)]
+    json.dump(
+        {
+            "seconds": [r[0] for r in runs],
+            "chunks": runs[0][1],
+            "chunk_bytes": runs[0][2],
+            "rss_before_mb": rss_before / 2**20,
+            "peak_rss_mb": peak_rss_mb(),
+        },
+        sys.stdout,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
