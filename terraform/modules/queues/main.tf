@@ -1,7 +1,15 @@
 data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
 
 locals {
   queues = var.create ? var.queues : {}
+
+  # Built from the names, so each policy is set inline when its queue is created (a separate
+  # aws_sqs_queue_policy is one more wait for SQS attributes to settle).
+  arn_prefix = "arn:${data.aws_partition.current.partition}:sqs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}"
+  queue_arns = { for role, _ in local.queues : role => "${local.arn_prefix}:${var.name_prefix}-${role}" }
+  dlq_arns   = { for role, _ in local.queues : role => "${local.arn_prefix}:${var.name_prefix}-${role}-dlq" }
 }
 
 ################################################################################
@@ -18,6 +26,7 @@ resource "aws_sqs_queue" "dlq" {
   sqs_managed_sse_enabled           = var.kms_key_arn == null ? true : null
   kms_master_key_id                 = var.kms_key_arn
   kms_data_key_reuse_period_seconds = var.kms_key_arn == null ? null : var.kms_data_key_reuse_period_s
+  policy                            = data.aws_iam_policy_document.dlq[each.key].json
 
   tags = var.tags
 }
@@ -41,6 +50,7 @@ resource "aws_sqs_queue" "this" {
     deadLetterTargetArn = aws_sqs_queue.dlq[each.key].arn
     maxReceiveCount     = each.value.max_receive_count
   })
+  policy = data.aws_iam_policy_document.queue[each.key].json
 
   tags = var.tags
 }
@@ -56,7 +66,7 @@ data "aws_iam_policy_document" "queue" {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
     actions   = ["sqs:*"]
-    resources = [aws_sqs_queue.this[each.key].arn]
+    resources = [local.queue_arns[each.key]]
 
     principals {
       type        = "*"
@@ -77,7 +87,7 @@ data "aws_iam_policy_document" "queue" {
       sid       = "AllowBucketNotifications"
       effect    = "Allow"
       actions   = ["sqs:SendMessage"]
-      resources = [aws_sqs_queue.this[each.key].arn]
+      resources = [local.queue_arns[each.key]]
 
       principals {
         type        = "Service"
@@ -99,13 +109,6 @@ data "aws_iam_policy_document" "queue" {
   }
 }
 
-resource "aws_sqs_queue_policy" "this" {
-  for_each = local.queues
-
-  queue_url = aws_sqs_queue.this[each.key].id
-  policy    = data.aws_iam_policy_document.queue[each.key].json
-}
-
 data "aws_iam_policy_document" "dlq" {
   for_each = local.queues
 
@@ -113,7 +116,7 @@ data "aws_iam_policy_document" "dlq" {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
     actions   = ["sqs:*"]
-    resources = [aws_sqs_queue.dlq[each.key].arn]
+    resources = [local.dlq_arns[each.key]]
 
     principals {
       type        = "*"
@@ -126,11 +129,4 @@ data "aws_iam_policy_document" "dlq" {
       values   = ["false"]
     }
   }
-}
-
-resource "aws_sqs_queue_policy" "dlq" {
-  for_each = local.queues
-
-  queue_url = aws_sqs_queue.dlq[each.key].id
-  policy    = data.aws_iam_policy_document.dlq[each.key].json
 }

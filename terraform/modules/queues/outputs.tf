@@ -1,7 +1,6 @@
 output "queue_arns" {
-  description = "Source queue ARNs by role. Available once the queue policies exist, so S3 can validate a notification target."
+  description = "Source queue ARNs by role (each queue is created with its policy, so S3 can validate it as a notification target)."
   value       = { for role, q in aws_sqs_queue.this : role => q.arn }
-  depends_on  = [aws_sqs_queue_policy.this]
 }
 
 output "queue_urls" {
