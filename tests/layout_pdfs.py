@@ -117,3 +117,77 @@ def split(pdf_path: Path, folder: Path, size: int) -> list[tuple[Path, int]]:
         return chunks
     finally:
         src.close()
+
+
+def two_columns(folder: Path) -> Path:
+    """A full-width title over two columns whose lines sit side by side on the same rows."""
+    pdf = _new()
+    _heading(pdf, "Two Column Notes", 18)
+    top = pdf.get_y()
+    pdf.set_font("Helvetica", "", 10)
+    left = "LEFTSTART " + LOREM * 2 + "LEFTEND"
+    right = "RIGHTSTART " + LOREM * 2 + "RIGHTEND"
+    pdf.set_xy(20, top)
+    pdf.multi_cell(80, 5, left)
+    pdf.set_xy(110, top)
+    pdf.multi_cell(80, 5, right)
+    path = folder / "two_columns.pdf"
+    pdf.output(str(path))
+    return path
+
+
+TABLE = [
+    ("River", "Length km", "Outflow"),
+    ("Nile", "6650", "Mediterranean"),
+    ("Amazon", "6400", "Atlantic"),
+]
+
+
+def ruled_table(folder: Path) -> Path:
+    """A paragraph, a table with every cell ruled, and a paragraph after it."""
+    pdf = _new()
+    _para(pdf, "Rivers by length, from the survey.")
+    pdf.set_font("Helvetica", "", 10)
+    with pdf.table() as table:
+        for values in TABLE:
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    pdf.ln(4)
+    _para(pdf, "The table ends here.")
+    path = folder / "ruled_table.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def with_outline(folder: Path) -> Path:
+    """Chapters and sections in the outline whose headings are all in one plain style."""
+    pdf = _new()
+    for chapter in ("Sources", "Mouths"):
+        pdf.start_section(chapter, level=0)
+        _para(pdf, chapter)
+        for section in ("Gauging", "Sampling"):
+            pdf.start_section(f"{chapter} {section}", level=1)
+            _para(pdf, f"{chapter} {section}")
+            _para(pdf, LOREM)
+    path = folder / "with_outline.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def scanned(folder: Path, texts: list[str]) -> Path:
+    """One image-only page per text: the text drawn with Pillow, no text layer at all."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    pdf = FPDF(unit="pt", format=(420, 200))
+    font = ImageFont.load_default(size=36)
+    for i, text in enumerate(texts):
+        image = Image.new("RGB", (1200, 400), "white")
+        ImageDraw.Draw(image).text((60, 150), text, fill="black", font=font)
+        image_path = folder / f"scan-{i}.png"
+        image.save(image_path)
+        pdf.add_page()
+        pdf.image(str(image_path), x=0, y=0, w=420, h=140)
+    path = folder / "scanned.pdf"
+    pdf.output(str(path))
+    return path

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pagefleet.layout import render_document
+from pagefleet.layout.outline import read_outline
 from runner.converters.text_layer import convert_document, extract_pages
 from tests import layout_pdfs
 
@@ -57,3 +58,64 @@ def test_empty_document_renders_empty() -> None:
     assert (
         render_document([{"number": 1, "ocr": False, "width": 1, "height": 1, "blocks": []}]) == ""
     )
+
+
+def test_two_columns_read_column_by_column(tmp_path: Path) -> None:
+    md = convert_document(layout_pdfs.two_columns(tmp_path))
+    left = ("LEFTSTART " + layout_pdfs.LOREM * 2 + "LEFTEND").replace("  ", " ")
+    assert "# Two Column Notes" in md.splitlines()
+    # The left column comes whole, before the right one, although their lines share rows.
+    assert left in md
+    assert md.index("LEFTEND") < md.index("RIGHTSTART")
+
+
+def test_ruled_table(tmp_path: Path) -> None:
+    md = convert_document(layout_pdfs.ruled_table(tmp_path))
+    rows = ["| " + " | ".join(row) + " |" for row in layout_pdfs.TABLE]
+    table = "\n".join([rows[0], "| --- | --- | --- |", *rows[1:]])
+    assert f"Rivers by length, from the survey.\n\n{table}\n\nThe table ends here.\n" in md
+
+
+def test_outline_confirms_headings(tmp_path: Path) -> None:
+    pdf = layout_pdfs.with_outline(tmp_path)
+    outline = read_outline(pdf)
+    assert [(e["title"], e["level"]) for e in outline[:2]] == [
+        ("Sources", 1),
+        ("Sources Gauging", 2),
+    ]
+    pages = extract_pages(pdf, 1)
+    # In plain body type these are not headings by style...
+    assert "# Sources" not in render_document(pages)
+    md = render_document(pages, outline).splitlines()
+    # ...but the outline says they are, and at which depth.
+    for heading in ("# Sources", "## Sources Gauging", "## Sources Sampling", "# Mouths"):
+        assert heading in md
+
+
+def test_footnote_kept_apart_from_paragraph() -> None:
+    def line(text: str, y: float, size: float, x: float = 50) -> dict:
+        return {"bbox": [x, y, x + 400, y + size], "spans": [{"t": text, "s": size}]}
+
+    def block(*lines: dict) -> dict:
+        x0 = min(ln["bbox"][0] for ln in lines)
+        return {"bbox": [x0, lines[0]["bbox"][1], 500, lines[-1]["bbox"][3]], "lines": list(lines)}
+
+    body = [f"Body line number {i} of the running text with some words" for i in range(30)]
+    page1 = {
+        "number": 1, "ocr": False, "width": 600, "height": 800,
+        "blocks": [
+            block(*(line(text, 60 + 12 * i, 10) for i, text in enumerate(body[:-1])),
+                  line("and this sentence goes on", 60 + 12 * 29, 10)),
+            block(line("1 A footnote in small print.", 740, 7)),
+        ],
+    }  # fmt: skip
+    page2 = {
+        "number": 2, "ocr": False, "width": 600, "height": 800,
+        "blocks": [block(line("on the next page until here.", 60, 10),
+                         line("Then more text follows here.", 72, 10))],
+    }  # fmt: skip
+    md = render_document([page1, page2])
+    paragraph, note = md.strip().split("\n\n")
+    assert paragraph.endswith("and this sentence goes on on the next page until here. "
+                              "Then more text follows here.")  # fmt: skip
+    assert note == "1 A footnote in small print."

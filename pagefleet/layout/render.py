@@ -20,8 +20,6 @@ from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_size,
 
 # Lines this close to the top or bottom edge (share of the page height) may be headers/footers.
 _MARGIN = 0.12
-# Only the outermost lines of a page are header/footer candidates.
-_EDGE_LINES = 4
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _PAGE_NUMBER = re.compile(
@@ -93,31 +91,15 @@ def _footnotes(blocks: list[dict[str, Any]], height: float, body: float) -> set[
 def find_furniture(pages: Sequence[dict[str, Any]]) -> set[LineRef]:
     """Lines that are page furniture: headers and footers repeated across pages, page numbers.
 
-    A candidate is one of the outermost lines of a page inside the top or bottom margin; it is
-    furniture when its text, digits ignored, recurs in the same margin on several pages, or
-    when it is only a page number.
+    A candidate lies in the top or bottom margin and is set off from the body by the widest
+    gap between the body's edge and the page's edge; it is furniture when its text, digits
+    ignored, recurs in the same margin on several pages, or when it is only a page number.
     """
     per_page: list[dict[tuple[str, str], list[tuple[int, int]]]] = []
     counts: Counter[tuple[str, str]] = Counter()
     for page in pages:
-        height = page["height"] or 1.0
-        placed = [
-            (line["bbox"][1], bi, li, line)
-            for bi, block in enumerate(page["blocks"])
-            if "lines" in block
-            for li, line in enumerate(block["lines"])
-        ]
-        placed.sort(key=lambda item: item[0])
-        edge = placed[:_EDGE_LINES] + placed[max(_EDGE_LINES, len(placed) - _EDGE_LINES) :]
         found: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        for _, bi, li, line in edge:
-            y0, y1 = line["bbox"][1], line["bbox"][3]
-            if y1 <= height * _MARGIN:
-                band = "top"
-            elif y0 >= height * (1 - _MARGIN):
-                band = "bottom"
-            else:
-                continue
+        for band, bi, li, line in _margin_lines(page):
             found.setdefault((band, _furniture_key(line_text(line))), []).append((bi, li))
         per_page.append(found)
         counts.update(found.keys())
@@ -130,6 +112,46 @@ def find_furniture(pages: Sequence[dict[str, Any]]) -> set[LineRef]:
             if counts[key] >= need or _PAGE_NUMBER.match(key[1]):
                 furniture.update((pi, bi, li) for bi, li in places)
     return furniture
+
+
+def _margin_lines(page: dict[str, Any]) -> Iterator[tuple[str, int, int, dict[str, Any]]]:
+    """(band, block index, line index, line) of the lines set off in the top/bottom margin."""
+    height = page["height"] or 1.0
+    placed = sorted(
+        (
+            (line["bbox"][1], line["bbox"][3], bi, li, line)
+            for bi, block in enumerate(page["blocks"])
+            if "lines" in block
+            for li, line in enumerate(block["lines"])
+        ),
+        key=lambda item: item[0],
+    )
+    if not placed:
+        return
+    top = [item for item in placed if item[1] <= height * _MARGIN]
+    if len(top) < len(placed):
+        # The top margin's lines above the widest gap before the body.
+        cut = _widest_gap([*top, placed[len(top)]])
+        for _, _, bi, li, line in top[:cut]:
+            yield "top", bi, li, line
+    bottom = [item for item in placed if item[0] >= height * (1 - _MARGIN)]
+    if len(bottom) < len(placed):
+        first = len(placed) - len(bottom)
+        cut = _widest_gap(placed[first - 1 :])
+        for _, _, bi, li, line in placed[first - 1 + cut :] if cut else ():
+            yield "bottom", bi, li, line
+
+
+def _widest_gap(items: list[tuple[float, float, int, int, dict[str, Any]]]) -> int:
+    """Index after which the widest vertical gap (at least half a line) in ``items`` lies."""
+    best, at = 0.0, 0
+    reach = items[0][1]
+    for i in range(1, len(items)):
+        gap = items[i][0] - reach
+        if gap > best and gap >= 0.5 * (items[i][1] - items[i][0]):
+            best, at = gap, i
+        reach = max(reach, items[i][1])
+    return at
 
 
 def _furniture_key(text: str) -> str:
@@ -365,14 +387,16 @@ def _join(text: str, following: str, vocabulary: set[str]) -> str:
 
 def _inline(lines: list[dict[str, Any]], vocabulary: set[str]) -> str:
     """Paragraph text with bold, italic and links as Markdown."""
-    runs: list[list[Any]] = []
+    # (pieces, bold, italic, url): pieces are joined once, a paragraph can have 1000s of spans
+    runs: list[tuple[list[str], bool, bool, str]] = []
     for text, bold, italic, url in _segments(lines, vocabulary):
-        if runs and (runs[-1][1:] == [bold, italic, url] or not (text.strip() or url)):
-            runs[-1][0] += text
+        if runs and (runs[-1][1:] == (bold, italic, url) or not (text.strip() or url)):
+            runs[-1][0].append(text)
         else:
-            runs.append([text, bold, italic, url])
+            runs.append(([text], bold, italic, url))
     out = []
-    for text, bold, italic, url in runs:
+    for pieces, bold, italic, url in runs:
+        text = "".join(pieces)
         core = text.strip()
         if not core:
             out.append(text)

@@ -28,14 +28,15 @@ def line_text(line: Line) -> str:
 
 def line_size(line: Line) -> float:
     """The size of most of the line's characters."""
+    spans = line["spans"]
+    if len(spans) == 1:
+        return spans[0]["s"]
     weights: dict[float, int] = {}
-    for span in line["spans"]:
-        n = len(span["t"].strip())
-        if n:
-            weights[span["s"]] = weights.get(span["s"], 0) + n
+    for span in spans:
+        weights[span["s"]] = weights.get(span["s"], 0) + len(span["t"].strip())
     if not weights:
-        return line["spans"][0]["s"] if line["spans"] else 0.0
-    return max(weights.items(), key=lambda kv: (kv[1], kv[0]))[0]
+        return 0.0
+    return max(weights, key=lambda size: (weights[size], size))
 
 
 def _is_bold(line: Line) -> bool:

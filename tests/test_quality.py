@@ -1,0 +1,82 @@
+"""The quality harness behind scripts/quality, on PDFs the tests make."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+
+from bench import quality
+from tests import layout_pdfs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ordered_recall_counts_words_in_order() -> None:
+    assert quality.ordered_recall(["a", "b", "c", "d"], ["a", "b", "c", "d"]) == 1.0
+    # A word moved out of order counts as lost once.
+    assert quality.ordered_recall(["a", "b", "c", "d"], ["b", "a", "c", "d"]) == 0.75
+    assert quality.ordered_recall(["a", "b"], []) == 0.0
+    assert quality.ordered_recall([], ["a"]) is None
+
+
+def test_lcs_matches_dynamic_programming() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        a = rng.choices("abc", k=rng.randint(0, 12))
+        b = rng.choices("abc", k=rng.randint(0, 12))
+        table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for i, x in enumerate(a):
+            for j, y in enumerate(b):
+                table[i + 1][j + 1] = (
+                    table[i][j] + 1 if x == y else max(table[i][j + 1], table[i + 1][j])
+                )
+        assert quality.lcs_length(a, b) == table[-1][-1]
+
+
+def test_words_ignore_markup_and_hyphenation() -> None:
+    assert quality.words("**Bold** [link](x) docu-\nmented well-known") == [
+        "bold", "link", "x", "documented", "wellknown",
+    ]  # fmt: skip
+    assert quality.words("com\ufffepile") == ["compile"]
+
+
+def test_heading_score() -> None:
+    outline = [
+        {"title": "Intro", "level": 1, "page": 1},
+        {"title": "Detail", "level": 2, "page": 1},
+        {"title": "Missing", "level": 2, "page": 2},
+        {"title": "End", "level": 1, "page": 3},
+    ]
+    score = quality.heading_score("# Intro\n\ntext\n\n### Detail\n\n# End\n", outline)
+    assert score.recall == 0.75
+    assert score.levels == 1.0  # down then up, as in the outline
+    flat = quality.heading_score("# Intro\n\n# Detail\n\n# End\n", outline)
+    assert flat.levels == 0.0
+
+
+def test_measure_a_generated_report(tmp_path: Path) -> None:
+    report = quality.measure(layout_pdfs.long_report(tmp_path, pages=3))
+    assert report.pages == 3
+    assert report.ocr_pages == 0
+    # Everything but the running header and page numbers is in the Markdown, in order.
+    assert report.word_recall is not None and report.word_recall >= 0.995
+    assert report.ref_words > 500
+    assert report.convert_s > 0 and report.floor_s > 0
+
+
+def test_launcher_prints_the_table(tmp_path: Path) -> None:
+    layout_pdfs.with_outline(tmp_path)
+    out = tmp_path / "report.md"
+    result = subprocess.run(
+        [str(ROOT / "scripts" / "quality"), str(tmp_path), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [r for r in result.stdout.splitlines() if r.startswith("| with_outline.pdf")]
+    assert len(rows) == 1
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[5] == "6"  # outline entries
+    assert cells[8] == "100.0%"  # headings found once the outline is given
+    assert out.read_text() == result.stdout
