@@ -23,10 +23,10 @@ def plain_converter(name: str) -> Callable[[Path], str]:
         from runner.converters.text_layer import convert_document
 
         return convert_document
-    from pagefleet.settings import Settings
+    from pagefleet.settings import load_settings
     from runner.converters import load_converter
 
-    converter = load_converter(Settings(converter=name))  # type: ignore[arg-type]
+    converter = load_converter(load_settings(converter=name))
 
     def convert(path: Path) -> str:
         with tempfile.TemporaryDirectory(prefix="pagefleet-bench-") as assets:

@@ -31,7 +31,7 @@ from pagefleet.local.batch import count_pages, find_pdfs
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import ChunkResult, JobManifest, JobRecord
 from pagefleet.planning import plan_chunks
-from pagefleet.settings import Settings
+from pagefleet.settings import Settings, load_settings
 from pagefleet.storage import Bucket, NotFound
 
 # Job records are objects in S3: nothing to await, so they are looked for at this interval.
@@ -432,7 +432,7 @@ def deployed_settings(config: BenchConfig) -> Settings:
         overrides["bucket"] = outputs["bucket_name"]["value"]
     if config.bucket:
         overrides["bucket"] = config.bucket
-    return Settings(**overrides)
+    return load_settings(**overrides)
 
 
 def host_info() -> dict[str, Any]:
@@ -503,12 +503,12 @@ def _run_embedded(
     stamp: str,
 ) -> dict[str, Any]:
     name = f"bench-w{workers}-{stamp}".lower()
-    settings = Settings(
+    settings = load_settings(
         endpoint_url=server.url,
         bucket=name,
         queue_prefix=name,
         chunk_pages=config.chunk_pages,
-        converter=config.converter,  # type: ignore[arg-type]
+        converter=config.converter,
         workers=workers,
     )
     pipeline = LocalPipeline(settings, workers=workers, server=server)

@@ -222,14 +222,14 @@ def stages_chart(report: dict[str, Any], path: Path) -> None:
             labels.append(f"{doc[:28]} W={run['workers']} ({total:.2f} s)")
     fig, ax = plt.subplots(figsize=(8.5, 0.35 * len(bars) + 1.8))
     left = [0.0] * len(bars)
-    colors = plt.get_cmap("tab10").colors
+    colors = plt.get_cmap("tab10")
     for i, stage in enumerate(STAGES):
         widths = [b[i] for b in bars]
         ax.barh(
             labels,
             widths,
             left=left,
-            color=colors[i % len(colors)],
+            color=colors(i % 10),
             hatch="//" if stage in OVERHEAD_STAGES else None,
             label=_stage_label(stage),
         )
@@ -250,7 +250,7 @@ def cpu_chart(report: dict[str, Any], path: Path) -> None:
     runs = [r for r in report["pipeline"] if "batch" in r["cpu"]]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     bottom = [0.0] * len(runs)
-    colors = plt.get_cmap("tab10").colors
+    colors = plt.get_cmap("tab10")
     for i, role in enumerate(roles):
         cores = [r["cpu"]["batch"].get(role, {}).get("cores", 0.0) for r in runs]
         ax.bar(
@@ -258,7 +258,7 @@ def cpu_chart(report: dict[str, Any], path: Path) -> None:
             cores,
             bottom=bottom,
             label=role,
-            color=colors[i % len(colors)],
+            color=colors(i % 10),
         )
         bottom = [b + c for b, c in zip(bottom, cores, strict=True)]
     cpus = report["host"]["before"]["cpus"]

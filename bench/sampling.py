@@ -188,7 +188,7 @@ class ResourceSampler:
 
     def summary(self) -> dict[str, Any]:
         """Peak RSS and mean CPU per process and per role, and GPU peaks."""
-        per_process = []
+        per_process: list[dict[str, Any]] = []
         cpu: dict[int, list[float]] = defaultdict(list)
         for s in self.samples:
             cpu[s["pid"]].append(s["cpu_pct"])
@@ -202,8 +202,9 @@ class ResourceSampler:
                 }
             )
         peak_by_role: dict[str, float] = defaultdict(float)
-        for row in per_process:
-            peak_by_role[row["role"]] = max(peak_by_role[row["role"]], row["peak_rss_mb"])
+        for pid, peak in self.peak_rss_mb.items():
+            role = self.roles[pid]
+            peak_by_role[role] = max(peak_by_role[role], round(peak, 1))
         gpus: dict[int, dict[str, float]] = {}
         for g in self.gpu_samples:
             seen = gpus.setdefault(g["index"], {"max_util_pct": 0.0, "max_memory_used_mb": 0.0})

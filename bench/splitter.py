@@ -17,7 +17,7 @@ import psutil
 from bench.memory import peak_rss_mb
 from pagefleet.pdf import cut_chunks, open_pdf
 from pagefleet.planning import plan_chunks
-from pagefleet.settings import Settings
+from pagefleet.settings import load_settings
 
 
 def split_once(path: Path, chunk_pages: int) -> tuple[float, int, int]:
@@ -26,7 +26,7 @@ def split_once(path: Path, chunk_pages: int) -> tuple[float, int, int]:
     The same calls as :func:`pagefleet.splitting._split`, minus the S3 writes: the file is
     read, opened and checked, planned, and every chunk PDF is cut and held once.
     """
-    settings = Settings()
+    settings = load_settings()
     started = time.perf_counter()
     data = path.read_bytes()
     doc = open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages)
