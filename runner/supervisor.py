@@ -275,7 +275,11 @@ class WorkerSlot:
             assert self.proc is not None
             # The worker may exit between the check and the kill.
             with contextlib.suppress(ProcessLookupError):
-                self.proc.send_signal(signum)
+                if signum == signal.SIGKILL:
+                    # The worker leads its own process group: its conversion process goes too.
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                else:
+                    self.proc.send_signal(signum)
 
 
 class Supervisor:
@@ -359,6 +363,13 @@ class Supervisor:
             ]
             try:
                 await asyncio.gather(*(self._run_slot(slot) for slot in self.slots))
+            except BaseException:
+                # Cancelled by an embedding application, or a bug: leave no worker behind.
+                self.stop(drain=False)
+                await asyncio.gather(
+                    *(slot.proc.wait() for slot in self.slots if slot.proc is not None)
+                )
+                raise
             finally:
                 for task in watchers:
                     task.cancel()
