@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -55,7 +56,7 @@ def dead_letter_record_handler(record: SQSRecord) -> None:
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )
@@ -63,7 +64,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def dead_letter_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def dead_letter_handler(
+    event: dict[str, Any], context: LambdaContext
+) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event,
         record_handler=dead_letter_record_handler,

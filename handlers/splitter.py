@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -48,12 +49,12 @@ def record_handler(record: SQSRecord) -> None:
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     records = event.get("Records", [])
     if records and records[0].get("eventSource") == "aws:s3":  # S3 invoking us directly
         for source in sources_in_s3_event(event):
             split(source)
-        return {}
+        return {"batchItemFailures": []}
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

@@ -128,7 +128,12 @@ class ConversionProcess:
         loop = asyncio.get_running_loop()
         readable = loop.create_future()
         fd = conn.fileno()  # kept: after a restart the same number may be the new pipe's
-        loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+
+        def wake() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        loop.add_reader(fd, wake)
         try:
             await readable
         finally:
