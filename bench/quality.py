@@ -28,7 +28,7 @@ import pypdfium2 as pdfium
 from pdftext.extraction import plain_text_output
 
 from pagefleet.layout.outline import read_outline
-from pagefleet.layout.render import find_furniture, render_document
+from pagefleet.layout.render import find_furniture, render_document, title_key
 from pagefleet.layout.segment import line_text
 from runner.converters.text_layer import extract_pages
 
@@ -105,10 +105,6 @@ def _remove_run(haystack: list[str], run: list[str]) -> None:
             return
 
 
-def _key(text: str) -> str:
-    return "".join(c for c in text.lower() if c.isalnum())
-
-
 @dataclass
 class HeadingScore:
     recall: float | None  # share of outline titles found as headings
@@ -119,12 +115,13 @@ def heading_score(markdown: str, outline: list[dict]) -> HeadingScore:
     if not outline:
         return HeadingScore(None, None)
     headings = [
-        (len(m.group(1)), _key(m.group(2).replace("\\", ""))) for m in _HEADING.finditer(markdown)
+        (len(m.group(1)), title_key(m.group(2).replace("\\", "")))
+        for m in _HEADING.finditer(markdown)
     ]
     found: list[tuple[int, int]] = []  # (outline level, markdown level)
     start = 0
     for entry in outline:
-        key = _key(entry["title"])
+        key = title_key(entry["title"])
         for i in range(start, len(headings)):
             if headings[i][1] == key:
                 found.append((entry["level"], headings[i][0]))

@@ -79,7 +79,8 @@ def test_corpus_chunks_are_invisible(tmp_path: Path, pdf: Path) -> None:
     whole = extract_pages(pdf, 1, ocr="off")
     chunked = _chunked(pdf, tmp_path, 16, ocr="off")
     assert chunked == whole
-    started = time.perf_counter()
+    # CPU time, not wall time: other test runs share this machine's two cores.
+    started = time.process_time()
     markdown = render_document(chunked)
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert markdown == render_document(whole)

@@ -25,6 +25,9 @@ _SPACES = re.compile(r"\s+")
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
 )
+_NUMBERING = re.compile(
+    r"^\s*(?:chapter\s+|part\s+|appendix\s+)?(?:\d+(?:\.\d+)*|[ivxlc]+|[a-z])\.?\s+"
+)
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
@@ -201,8 +204,8 @@ class _Analysis:
         levels = {style: min(rank + 1, 6) for rank, style in enumerate(ranked)}
         bookmarks: dict[str, list[tuple[int, int]]] = {}
         for entry in outline:
-            if entry.get("page") is not None and _key(entry["title"]):
-                bookmarks.setdefault(_key(entry["title"]), []).append(
+            if entry.get("page") is not None and title_key(entry["title"]):
+                bookmarks.setdefault(title_key(entry["title"]), []).append(
                     (entry["page"], min(max(entry["level"], 1), 6))
                 )
         return cls(furniture, body, levels, vocabulary, bookmarks)
@@ -210,7 +213,7 @@ class _Analysis:
     def heading_level(self, lines: list[dict[str, Any]], page: int) -> int | None:
         """The heading level of a block, or None for body text."""
         if self.outline and len(lines) <= 3:
-            for target, level in self.outline.get(_key(" ".join(map(line_text, lines))), ()):
+            for target, level in self.outline.get(title_key(" ".join(map(line_text, lines))), ()):
                 # A bookmark may point at the page before its heading (at the page's end).
                 if target - 1 <= page <= target + 1:
                     return level
@@ -218,8 +221,9 @@ class _Analysis:
         return None if style is None else self.levels[style]
 
 
-def _key(title: str) -> str:
-    return "".join(c for c in title.lower() if c.isalnum())
+def title_key(title: str) -> str:
+    """Title for matching: section numbers ("1.2", "IV") and all but letters and digits dropped."""
+    return "".join(c for c in _NUMBERING.sub("", title.lower()) if c.isalnum())
 
 
 def _bucket(size: float) -> float:
