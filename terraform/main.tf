@@ -36,7 +36,9 @@ locals {
     PAGEFLEET_CONVERT_TIMEOUT_S    = tostring(local.settings.convert_timeout_s)
     PAGEFLEET_DRAIN_TIMEOUT_S      = tostring(local.settings.drain_timeout_s)
     PAGEFLEET_MAX_ATTEMPTS         = tostring(local.stack.settings.max_attempts)
-    CUDA_MPS_PIPE_DIRECTORY        = "/tmp/nvidia-mps"
+    # The host runs one MPS daemon per GPU (mps/start_mps.sh); a GPU runner requires it.
+    PAGEFLEET_MPS     = "on"
+    PAGEFLEET_MPS_DIR = "/tmp/nvidia-mps"
   }
 }
 
@@ -47,6 +49,8 @@ module "storage" {
   force_destroy        = var.force_destroy
   jobs_expiration_days = var.jobs_expiration_days
   access_log_bucket    = var.access_log_bucket
+
+  deny_insecure_transport = var.s3_deny_insecure_transport
 
   notifications = [
     for n in local.stack.notifications : {
@@ -109,7 +113,7 @@ module "runners" {
   image_tag                                = var.runner_image_tag
   task_memory_mb                           = var.runner_memory_mb
   stop_timeout_s                           = ceil(local.settings.drain_timeout_s) + 15
-  mps_pipe_directory                       = local.runner_env.CUDA_MPS_PIPE_DIRECTORY
+  mps_pipe_directory                       = local.runner_env.PAGEFLEET_MPS_DIR
   environment                              = local.runner_env
   bucket_arn                               = module.storage.bucket_arn
   chunks_queue_arn                         = module.queues.queue_arns["chunks"]

@@ -81,6 +81,12 @@ variable "force_destroy" {
   default     = false
 }
 
+variable "s3_deny_insecure_transport" {
+  description = "Attach the TLS-only bucket policy. Off only against moto 5.2, whose policy evaluation denies every request when a Deny condition is unmet."
+  type        = bool
+  default     = true
+}
+
 variable "access_log_bucket" {
   description = "Existing bucket for S3 server access logs; null turns access logging off."
   type        = string

@@ -71,3 +71,23 @@ run "pipeline_without_runners" {
     error_message = "create_runners = false plans no runner"
   }
 }
+
+run "everything_with_the_repository_mps_scripts" {
+  command = plan
+
+  variables {
+    create_runners = true
+    vpc_id         = "vpc-123"
+    subnet_ids     = ["subnet-1"]
+  }
+
+  assert {
+    condition     = output.cluster_name == "pagefleet" && output.service_name == "pagefleet"
+    error_message = "the runner fleet and its service are planned"
+  }
+
+  assert {
+    condition     = module.autoscaling.target_backlog_per_task == 50
+    error_message = "the default target backlog per task is 300 s / 6 s per chunk"
+  }
+}

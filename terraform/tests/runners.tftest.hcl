@@ -113,7 +113,9 @@ run "runners" {
     condition = (
       strcontains(base64decode(aws_launch_template.this[0].user_data), "ECS_CLUSTER=pf") &&
       strcontains(base64decode(aws_launch_template.this[0].user_data), "ECS_ENABLE_GPU_SUPPORT=true") &&
-      strcontains(base64decode(aws_launch_template.this[0].user_data), base64encode(file("tests/fixtures/mps/start_mps.sh"))) &&
+      alltrue([for f in ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh", "pagefleet-mps.service"] :
+      strcontains(base64decode(aws_launch_template.this[0].user_data), filebase64("tests/fixtures/mps/${f}"))]) &&
+      strcontains(base64decode(aws_launch_template.this[0].user_data), "Environment=PAGEFLEET_MPS_DIR=%s\\n' '/tmp/nvidia-mps'") &&
       strcontains(base64decode(aws_launch_template.this[0].user_data), "systemctl enable --now pagefleet-mps.service")
     )
     error_message = "user data joins the cluster and starts the MPS daemon from mps/"

@@ -8,6 +8,7 @@ locals {
   region     = data.aws_region.current.name
 
   mps_dir        = coalesce(var.mps_dir, "${path.module}/../../../mps")
+  mps_scripts    = ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh"]
   container_name = "runner"
   log_group_name = "/ecs/${var.name}"
 }
@@ -151,12 +152,11 @@ resource "aws_launch_template" "this" {
   vpc_security_group_ids = [aws_security_group.this[0].id]
 
   user_data = base64encode(templatefile("${path.module}/user_data.sh.tftpl", {
-    cluster_name       = aws_ecs_cluster.this[0].name
-    stop_timeout_s     = var.stop_timeout_s
-    mps_pipe_directory = var.mps_pipe_directory
-    start_mps_b64      = filebase64("${local.mps_dir}/start_mps.sh")
-    stop_mps_b64       = filebase64("${local.mps_dir}/stop_mps.sh")
-    mps_unit_b64       = filebase64("${local.mps_dir}/pagefleet-mps.service")
+    cluster_name    = aws_ecs_cluster.this[0].name
+    stop_timeout_s  = var.stop_timeout_s
+    mps_dir_on_host = var.mps_pipe_directory
+    mps_scripts     = { for name in local.mps_scripts : name => filebase64("${local.mps_dir}/${name}") }
+    mps_unit_b64    = filebase64("${local.mps_dir}/pagefleet-mps.service")
   }))
 
   iam_instance_profile {
@@ -416,7 +416,7 @@ resource "aws_ecs_task_definition" "this" {
   family                   = var.name
   requires_compatibilities = ["EC2"]
   network_mode             = "bridge"
-  # The containers reach the host's MPS control daemon through its pipes and shared memory.
+  # The containers reach the host's MPS control daemons through their pipes and shared memory.
   ipc_mode           = "host"
   task_role_arn      = aws_iam_role.task[0].arn
   execution_role_arn = aws_iam_role.execution[0].arn

@@ -71,13 +71,13 @@ variable "root_volume_size_gb" {
 }
 
 variable "mps_dir" {
-  description = "Folder holding start_mps.sh, stop_mps.sh and pagefleet-mps.service, embedded in the instances' user data."
+  description = "Folder holding common.sh, start_mps.sh, stop_mps.sh, check_mps.sh and pagefleet-mps.service, embedded in the instances' user data; null means the repository's mps/."
   type        = string
   default     = null
 }
 
 variable "mps_pipe_directory" {
-  description = "Host folder of the MPS control daemon's pipes, mounted into the runner containers."
+  description = "Host folder of the MPS control daemons (<gpu-uuid>/pipe, <gpu-uuid>/log), mounted into the runner containers (PAGEFLEET_MPS_DIR)."
   type        = string
   default     = "/tmp/nvidia-mps"
 }

@@ -157,7 +157,7 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "this" {
 }
 
 data "aws_iam_policy_document" "bucket" {
-  count = var.create ? 1 : 0
+  count = var.create && var.deny_insecure_transport ? 1 : 0
 
   statement {
     sid       = "DenyInsecureTransport"
@@ -179,7 +179,7 @@ data "aws_iam_policy_document" "bucket" {
 }
 
 resource "aws_s3_bucket_policy" "this" {
-  count = var.create ? 1 : 0
+  count = var.create && var.deny_insecure_transport ? 1 : 0
 
   bucket = aws_s3_bucket.this[0].id
   policy = data.aws_iam_policy_document.bucket[0].json

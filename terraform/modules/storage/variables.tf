@@ -36,6 +36,12 @@ variable "noncurrent_version_expiration_days" {
   default     = 30
 }
 
+variable "deny_insecure_transport" {
+  description = "Attach the bucket policy that denies requests without TLS. Off only for moto 5.2, which reads any unmet Deny condition as a deny of every request."
+  type        = bool
+  default     = true
+}
+
 variable "access_log_bucket" {
   description = "Existing bucket that receives S3 server access logs; null turns access logging off."
   type        = string
