@@ -32,12 +32,21 @@ def _build(tmp_path: Path, *args: str) -> Path:
     out = tmp_path / "lambda.zip"
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--output", str(out), *args],
-        capture_output=True, text=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
-    if result.returncode != 0 and "--sources-only" not in args and (
-        "No matching distribution" in result.stderr or "Could not find a version" in result.stderr
+    if (
+        result.returncode != 0
+        and "--sources-only" not in args
+        and (
+            "No matching distribution" in result.stderr
+            or "Could not find a version" in result.stderr
+        )
     ):
-        pytest.skip(f"no manylinux py{builder.PYTHON_VERSION} wheels reachable: {result.stderr[-300:]}")
+        pytest.skip(
+            f"no manylinux py{builder.PYTHON_VERSION} wheels reachable: {result.stderr[-300:]}"
+        )
     assert result.returncode == 0, result.stderr
     return out
 
@@ -92,7 +101,9 @@ def test_wheels_are_manylinux_for_the_lambda_python(full_package: zipfile.ZipFil
 
 def test_pinned_versions_are_the_locked_ones(full_package: zipfile.ZipFile) -> None:
     locked = dict(
-        line.split("==") for line in (ROOT / "requirements.lock").read_text().split() if "==" in line
+        line.split("==")
+        for line in (ROOT / "requirements.lock").read_text().split()
+        if "==" in line
     )
     locked = {builder._normalise(k): v for k, v in locked.items()}
     dist_infos = {n.split("/")[0] for n in full_package.namelist() if ".dist-info/" in n}
