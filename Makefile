@@ -36,6 +36,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy pagefleet handlers runner
+	$(MAKE) lint-docker lint-shell
 
 clean:
 	rm -rf $(VENV) build out .pytest_cache .ruff_cache .mypy_cache

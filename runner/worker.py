@@ -11,7 +11,6 @@ else release it (visibility 0) so another worker converts it at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -44,7 +43,10 @@ class Worker:
         self.pages_done = 0
         self.convert_s = 0.0
         self._current: asyncio.Task[None] | None = None
-        self._poll_task: asyncio.Task[None] | None = None
+
+    @property
+    def _poll_wait_s(self) -> int:
+        return 1 if self.settings.burst else self.settings.poll_wait_s
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -59,9 +61,7 @@ class Worker:
                 self.s3 = s3
                 self.queue = await AsyncQueue.named(sqs, queue_name(self.settings, "chunks"))
                 self._write_state()
-                self._poll_task = asyncio.current_task()  # type: ignore[assignment]
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._poll()
+                await self._poll()
         finally:
             self.conversion.stop()
 
@@ -71,8 +71,9 @@ class Worker:
             return
         self.stopping = True
         if self._current is None:
-            if self._poll_task is not None:
-                self._poll_task.cancel()  # idle in a long poll: nothing to drain
+            # Idle in a long poll: let it end (within poll_wait_s) and release what it brings.
+            # Cancelling it could orphan a message SQS already handed out, hidden until its
+            # lease ran out.
             return
         loop = asyncio.get_running_loop()
         loop.call_later(self.settings.drain_timeout_s, self._abandon)
@@ -87,8 +88,7 @@ class Worker:
     async def _poll(self) -> None:
         while not self.stopping:
             messages = await self.queue.receive(
-                wait_s=self.settings.poll_wait_s if not self.settings.burst else 1,
-                visibility_s=self.settings.visibility_timeout_s,
+                wait_s=self._poll_wait_s, visibility_s=self.settings.visibility_timeout_s
             )
             if not messages:
                 if self.settings.burst:
@@ -133,8 +133,10 @@ class Worker:
                 self.pages_done += chunk_message.chunk.pages
                 self.convert_s += result.convert_s
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
+            try:
                 await asyncio.shield(self.queue.extend(receipt, 0))
+            except Exception:
+                log.exception("could not release a chunk; it returns when its lease ends")
             raise
         finally:
             heartbeat.cancel()

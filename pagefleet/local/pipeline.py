@@ -23,6 +23,9 @@ from pagefleet.settings import Settings, settings_env
 
 # The handlers' JSON logs and EMF metrics belong in CloudWatch, not in a terminal.
 QUIET_HANDLERS = {"POWERTOOLS_LOG_LEVEL": "WARNING", "POWERTOOLS_METRICS_DISABLED": "true"}
+# A short long-poll lets the local stack stop within seconds: an idle worker finishes its poll
+# (and releases anything it brings) before it exits.
+LOCAL_POLL_WAIT_S = 2
 
 
 class LocalPipeline:
@@ -36,7 +39,9 @@ class LocalPipeline:
         log_file: str | None = None,
         start_runners: bool = True,
     ) -> None:
-        self.settings = settings
+        self.settings = settings.model_copy(
+            update={"poll_wait_s": min(settings.poll_wait_s, LOCAL_POLL_WAIT_S)}
+        )
         self.workers = workers
         self.runner_env = runner_env or {}
         self._own_server = server is None
