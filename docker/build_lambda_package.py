@@ -64,14 +64,25 @@ def _normalise(name: str) -> str:
 def install_wheels(target: Path, arch: str) -> None:
     subprocess.run(
         [
-            sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
-            "--disable-pip-version-check", "--no-warn-conflicts",
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-compile",
+            "--disable-pip-version-check",
+            "--no-warn-conflicts",
             # Transitive dependencies (botocore, pydantic-core, ...) at the lock's versions too.
-            "--constraint", str(ROOT / "requirements.lock"),
-            "--target", str(target),
-            "--platform", PLATFORMS[arch],
-            "--python-version", PYTHON_VERSION,
-            "--implementation", "cp",
+            "--constraint",
+            str(ROOT / "requirements.lock"),
+            "--target",
+            str(target),
+            "--platform",
+            PLATFORMS[arch],
+            "--python-version",
+            PYTHON_VERSION,
+            "--implementation",
+            "cp",
             "--only-binary=:all:",
             *pinned_requirements(),
         ],
@@ -93,7 +104,8 @@ def copy_sources(target: Path) -> None:
 def write_zip(tree: Path, output: Path) -> int:
     """Zip ``tree`` reproducibly; returns the unpacked size in bytes."""
     files = sorted(
-        p for p in tree.rglob("*")
+        p
+        for p in tree.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     )
     unpacked = 0
@@ -136,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=ROOT / "build" / "lambda.zip")
     parser.add_argument("--arch", choices=sorted(PLATFORMS), default="x86_64")
     parser.add_argument(
-        "--sources-only", action="store_true",
+        "--sources-only",
+        action="store_true",
         help="only handlers/ and pagefleet/, no wheels (for offline tests against moto)",
     )
     args = parser.parse_args(argv)

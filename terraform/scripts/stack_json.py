@@ -41,9 +41,7 @@ def stack_document() -> dict[str, Any]:
     return {
         "_generated_by": "terraform/scripts/stack_json.py from pagefleet/stack.py; do not edit",
         "handler_timeout_s": stack.HANDLER_TIMEOUT_S,
-        "queues": {
-            s.role: s.model_dump(exclude={"role"}) for s in specs
-        },
+        "queues": {s.role: s.model_dump(exclude={"role"}) for s in specs},
         "notifications": [
             {
                 "id": rule["Id"],
