@@ -31,9 +31,6 @@ RUNTIME_DEPENDENCIES = (
     "tenacity",
     "aws-lambda-powertools",
     "boto3",
-    # pagefleet/aws.py imports it at module level (for the runner's async clients); the
-    # handlers never use it. Drop it here once that import is lazy.
-    "aiobotocore",
 )
 PYTHON_VERSION = "3.12"  # the python3.12 runtime of terraform/modules/functions
 PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import boto3
-from aiobotocore.session import get_session
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
 from tenacity import (
@@ -81,4 +80,6 @@ def client(service: str, settings: Settings) -> Any:
 
 def async_client(service: str, settings: Settings) -> Any:
     """An aiobotocore client context manager (``async with async_client(...) as s3``)."""
+    from aiobotocore.session import get_session  # the runner's; the Lambda package lacks it
+
     return get_session().create_client(service, **_client_kwargs(settings))

@@ -26,6 +26,9 @@ class QueueSpec(BaseModel):
     max_receive_count: int = 5
     # Longer than the source's, or a message could expire before anyone reads the DLQ.
     dlq_retention_s: int = 14 * DAY_S
+    # The chunks DLQ feeds a Lambda, and an event source queue's visibility must cover the
+    # function's timeout; the same value on every DLQ keeps them alike.
+    dlq_visibility_timeout_s: int = 6 * 60
     max_message_size: int = 262_144
 
     def name(self, prefix: str) -> str:
@@ -82,7 +85,10 @@ def queue_attributes(spec: QueueSpec, dlq_arn: str) -> dict[str, str]:
 
 
 def dlq_attributes(spec: QueueSpec) -> dict[str, str]:
-    return {"MessageRetentionPeriod": str(spec.dlq_retention_s)}
+    return {
+        "VisibilityTimeout": str(spec.dlq_visibility_timeout_s),
+        "MessageRetentionPeriod": str(spec.dlq_retention_s),
+    }
 
 
 def notification_configuration(queue_arns: dict[str, str]) -> dict[str, Any]:

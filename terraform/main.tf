@@ -73,8 +73,6 @@ module "queues" {
   kms_key_arn          = module.storage.kms_key_arn
   notifying_bucket_arn = module.storage.bucket_arn_static
   notified_roles       = toset([for n in local.stack.notifications : n.queue_role])
-  # The chunks DLQ feeds a Lambda: its visibility must cover the function timeout (6x, as for the sources).
-  dlq_visibility_timeout_s = 6 * local.stack.handler_timeout_s
 
   tags = var.tags
 }

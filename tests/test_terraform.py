@@ -19,9 +19,9 @@ import pytest
 
 from pagefleet import aws, stack
 from pagefleet.local import MotoServer
-from pagefleet.local.pipeline import QUIET_HANDLERS, LocalPipeline
+from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.local.provision import Stack, create_stack
-from pagefleet.settings import Settings, settings_env
+from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 from tests.conftest import upload, wait_for_record
 
@@ -316,23 +316,6 @@ def test_bucket_read_back_is_versioned_encrypted_and_not_public(
     assert all(block.values()) and len(block) == 4
 
 
-class TerraformPipeline(LocalPipeline):
-    """The local pipeline (handlers behind dispatch threads, `python -m runner`) on a stack
-    Terraform created, instead of one it provisions itself."""
-
-    def __init__(self, settings: Settings, made: Stack, server: MotoServer) -> None:
-        super().__init__(settings, workers=1, server=server)
-        self._made = made
-
-    def start(self) -> Stack:
-        self.stack = self._made
-        self._set_env({**settings_env(self.settings), **QUIET_HANDLERS})
-        self.start_runners()
-        self.dispatcher = self._dispatcher(self.stack)
-        self.dispatcher.start()
-        return self.stack
-
-
 def _stack_from_terraform(settings: Settings, applied: dict[str, Any]) -> Stack:
     sqs = aws.client("sqs", settings)
     made = Stack(settings=settings, s3=aws.client("s3", settings), sqs=sqs)
@@ -362,7 +345,7 @@ def test_pipeline_converts_a_pdf_on_the_resources_terraform_made(
     settings = _settings(moto_server, applied, chunk_pages=2, poll_wait_s=1, heartbeat_s=2)
     made = _stack_from_terraform(settings, applied)
     bucket = Bucket(made.s3, settings.bucket)
-    with TerraformPipeline(settings, made, moto_server):
+    with LocalPipeline(settings, workers=1, server=moto_server, stack=made):
         # Upper-case suffix: only the notification rules Terraform set can route it.
         upload(bucket, "terraform/report", _pdf(5), suffix=".PDF")
         record = wait_for_record(bucket, "terraform/report", timeout_s=90)

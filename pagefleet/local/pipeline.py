@@ -38,6 +38,7 @@ class LocalPipeline:
         server: MotoServer | None = None,
         log_file: str | None = None,
         start_runners: bool = True,
+        stack: Stack | None = None,
     ) -> None:
         self.settings = settings.model_copy(
             update={"poll_wait_s": min(settings.poll_wait_s, LOCAL_POLL_WAIT_S)}
@@ -48,7 +49,7 @@ class LocalPipeline:
         self.server = server or MotoServer()
         self.log_file = log_file
         self._start_runners = start_runners
-        self.stack: Stack | None = None
+        self.stack = stack  # given: resources made elsewhere (Terraform), not provisioned
         self.dispatcher: Dispatcher | None = None
         self.runner: subprocess.Popen[bytes] | None = None
         self._runner_tmp: Path | None = None
@@ -57,7 +58,8 @@ class LocalPipeline:
     def start(self) -> Stack:
         url = self.server.start() if self._own_server else self.server.url
         self.settings = self.settings.model_copy(update={"endpoint_url": url})
-        self.stack = create_stack(self.settings)
+        if self.stack is None:
+            self.stack = create_stack(self.settings)
         self._set_env({**settings_env(self.settings), **QUIET_HANDLERS})
         if self._start_runners:
             self.start_runners()

@@ -22,9 +22,9 @@ variables {
   notifying_bucket_arn = "arn:aws:s3:::pf-bucket"
   kms_key_arn          = "arn:aws:kms:us-east-1:123456789012:key/test"
   queues = {
-    ingest     = { visibility_timeout_s = 360, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 1209600, max_message_size = 262144 }
-    chunks     = { visibility_timeout_s = 60, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 1209600, max_message_size = 262144 }
-    completion = { visibility_timeout_s = 360, retention_s = 345600, max_receive_count = 7, dlq_retention_s = 1209600, max_message_size = 262144 }
+    ingest     = { visibility_timeout_s = 360, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 1209600, max_message_size = 262144, dlq_visibility_timeout_s = 360 }
+    chunks     = { visibility_timeout_s = 60, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 1209600, max_message_size = 262144, dlq_visibility_timeout_s = 360 }
+    completion = { visibility_timeout_s = 360, retention_s = 345600, max_receive_count = 7, dlq_retention_s = 1209600, max_message_size = 262144, dlq_visibility_timeout_s = 360 }
   }
 }
 
@@ -118,7 +118,7 @@ run "dlq_must_outlive_its_source" {
 
   variables {
     queues = {
-      chunks = { visibility_timeout_s = 60, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 345600, max_message_size = 262144 }
+      chunks = { visibility_timeout_s = 60, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 345600, max_message_size = 262144, dlq_visibility_timeout_s = 360 }
     }
   }
 

@@ -21,7 +21,7 @@ resource "aws_sqs_queue" "dlq" {
 
   name                              = "${var.name_prefix}-${each.key}-dlq"
   message_retention_seconds         = each.value.dlq_retention_s
-  visibility_timeout_seconds        = var.dlq_visibility_timeout_s
+  visibility_timeout_seconds        = each.value.dlq_visibility_timeout_s
   max_message_size                  = each.value.max_message_size
   sqs_managed_sse_enabled           = var.kms_key_arn == null ? true : null
   kms_master_key_id                 = var.kms_key_arn

@@ -16,7 +16,7 @@ variable "name_prefix" {
 variable "queues" {
   description = <<-EOT
     Source queues by role (ingest, chunks, completion), as `pagefleet/stack.py` defines them.
-    visibility_timeout_s: 0-43200 s; retention_s and dlq_retention_s: 60-1209600 s;
+    visibility_timeout_s and dlq_visibility_timeout_s: 0-43200 s; retention_s and dlq_retention_s: 60-1209600 s;
     max_message_size: 65536-262144 bytes (S3 events are up to 64 KiB); max_receive_count: deliveries before the DLQ.
   EOT
   type = map(object({
@@ -25,6 +25,8 @@ variable "queues" {
     max_receive_count    = number
     dlq_retention_s      = number
     max_message_size     = number
+    # A DLQ that feeds a Lambda (the chunks DLQ) needs at least the function timeout.
+    dlq_visibility_timeout_s = number
   }))
 
   validation {
@@ -41,12 +43,6 @@ variable "queues" {
     condition     = alltrue([for q in values(var.queues) : q.max_receive_count >= 1 && q.visibility_timeout_s >= 0 && q.visibility_timeout_s <= 43200])
     error_message = "max_receive_count must be >= 1 and visibility_timeout_s within 0-43200."
   }
-}
-
-variable "dlq_visibility_timeout_s" {
-  description = "Visibility timeout of the DLQs. A DLQ that feeds a Lambda (the chunks DLQ) needs at least the function timeout."
-  type        = number
-  default     = 360
 }
 
 variable "kms_key_arn" {
