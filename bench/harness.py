@@ -211,18 +211,20 @@ def submit(bucket: Bucket, prefix: str, docs: Iterable[Document]) -> list[Job]:
 
 
 def await_records(bucket: Bucket, jobs: list[Job], timeout_s: float) -> None:
+    """Wait for every job's record: one LIST of the pass's outbox prefix per look, not one HEAD
+    per job, so that watching 20 jobs costs the stack (and this process) no more than one."""
     deadline = time.monotonic() + timeout_s
-    pending = {job.rel: job for job in jobs if job.record is None}
+    pending = {keys.outbox_record(job.rel): job for job in jobs if job.record is None}
+    # S3 prefixes are strings, not paths: the character-wise common prefix is the one to list.
+    prefix = os.path.commonprefix([*pending]) if pending else ""  # noqa: RUF071
     while pending:
-        for rel in list(pending):
-            if bucket.head(keys.outbox_record(rel)) is not None:
-                pending.pop(rel).record = JobRecord.model_validate_json(
-                    bucket.get(keys.outbox_record(rel))
-                )
+        for key in set(bucket.list_keys(prefix)) & pending.keys():
+            pending.pop(key).record = JobRecord.model_validate_json(bucket.get(key))
         if not pending:
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"no job record after {timeout_s:.0f} s for {sorted(pending)}")
+            names = sorted(job.rel for job in pending.values())
+            raise TimeoutError(f"no job record after {timeout_s:.0f} s for {names}")
         time.sleep(RECORD_POLL_S)
 
 

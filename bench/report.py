@@ -89,8 +89,8 @@ def markdown(report: dict[str, Any]) -> str:
         for run in report["pipeline"]:
             d = run["per_document"][name]
             lines.append(
-                f"| {name} | {d['pages']} | {d['chunks']} | {b['pages_per_s']:.1f} | "
-                f"{run['workers']} | {d['pages_per_s']:.1f} | {d['efficiency']:.3f} | "
+                f"| {name} | {d['pages']} | {d['chunks']} | {b['pages_per_s']:.2f} | "
+                f"{run['workers']} | {d['pages_per_s']:.2f} | {d['efficiency']:.3f} | "
                 f"{d['efficiency_bound']:.2f} | {d['latency_p50_s']:.3f} | "
                 f"{d['latency_p95_s']:.3f} | {d['overhead_s']:.3f} |"
             )
