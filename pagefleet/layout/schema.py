@@ -22,8 +22,6 @@ class Span(TypedDict):
     s: float  # effective font size in points (font size times the text matrix scale)
     b: NotRequired[bool]  # bold
     i: NotRequired[bool]  # italic
-    m: NotRequired[bool]  # fixed pitch (code)
-    sup: NotRequired[bool]  # superscript (footnote marks)
     u: NotRequired[str]  # external link target; links into other pages are dropped (rule 5)
 
 

@@ -45,7 +45,6 @@ _HYPHEN = "\x02"
 _RULE = 2.5
 _MIN_RULE = 4.0  # pdfium's mark for a hyphen it saw at a line break
 _EXTERNAL = ("http://", "https://", "mailto:", "ftp://")
-_FIXED_PITCH = 1 << 0
 _ITALIC = 1 << 6
 _FORCE_BOLD = 1 << 18
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
@@ -272,10 +271,6 @@ def _span(text: str, raw: dict[str, Any], textpage: pdfium.PdfTextPage, matrix: 
         span["b"] = True
     if flags & _ITALIC or any(n in name for n in _ITALIC_NAMES):
         span["i"] = True
-    if flags & _FIXED_PITCH or "mono" in name or "courier" in name:
-        span["m"] = True
-    if raw.get("superscript"):
-        span["sup"] = True
     url = raw.get("url") or ""
     if url.startswith(_EXTERNAL):
         span["u"] = url
