@@ -26,6 +26,8 @@ locals {
     PAGEFLEET_MAX_ATTEMPTS = tostring(local.stack.settings.max_attempts)
   }
 
+  # The runners module adds what its task layout decides: the sidecar's
+  # PAGEFLEET_MARKER_INFERENCE_URL and PAGEFLEET_MARKER_VLLM_GPU_TYPE, PAGEFLEET_STOP_TIMEOUT_S.
   runner_env = {
     PAGEFLEET_BUCKET               = module.storage.bucket_name
     PAGEFLEET_QUEUE_PREFIX         = var.name
@@ -110,6 +112,9 @@ module "runners" {
   max_instances                            = var.max_runners
   image_tag                                = var.runner_image_tag
   task_memory_mb                           = var.runner_memory_mb
+  vllm_image                               = var.vllm_image
+  vllm_gpu_memory_utilization              = var.vllm_gpu_memory_utilization
+  vllm_gpu_type                            = var.vllm_gpu_type
   stop_timeout_s                           = ceil(local.settings.drain_timeout_s) + 15
   mps_pipe_directory                       = local.runner_env.PAGEFLEET_MPS_DIR
   environment                              = local.runner_env

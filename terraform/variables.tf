@@ -205,6 +205,24 @@ variable "runner_memory_mb" {
   default     = 12288
 }
 
+variable "vllm_image" {
+  description = "Image of the runners' vLLM sidecar serving surya's OCR model (datalab-to/surya-ocr-2)."
+  type        = string
+  default     = "vllm/vllm-openai:v0.20.1"
+}
+
+variable "vllm_gpu_memory_utilization" {
+  description = "Share of GPU memory the vLLM sidecar takes (--gpu-memory-utilization); the rest is for the runner's layout and OCR-error servers and workers."
+  type        = number
+  default     = 0.65
+}
+
+variable "vllm_gpu_type" {
+  description = "surya's VLLM_GPU_TYPE (l4, a10, l40s, h100, ...) sizing the sidecar and the workers' request concurrency; null derives it from gpu_instance_types (the smallest GPU)."
+  type        = string
+  default     = null
+}
+
 ################################################################################
 # Autoscaling and alarms
 ################################################################################

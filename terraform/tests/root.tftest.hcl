@@ -25,6 +25,9 @@ mock_provider "aws" {
   mock_resource "aws_kms_key" {
     defaults = { arn = "arn:aws:kms:us-east-1:123456789012:key/test" }
   }
+  mock_resource "aws_ecr_repository" {
+    defaults = { repository_url = "123456789012.dkr.ecr.us-east-1.amazonaws.com/pagefleet", arn = "arn:aws:ecr:us-east-1:123456789012:repository/pagefleet" }
+  }
 }
 
 variables {
@@ -84,6 +87,17 @@ run "everything_with_the_repository_mps_scripts" {
   assert {
     condition     = output.cluster_name == "pagefleet" && output.service_name == "pagefleet"
     error_message = "the runner fleet and its service are planned"
+  }
+
+  assert {
+    condition = (
+      module.runners.vllm_gpu_type == "l4" &&
+      { for e in { for c in jsondecode(module.runners.container_definitions) : c.name => c }.runner.environment : e.name => e.value }.PAGEFLEET_MARKER_INFERENCE_URL == "http://vllm:8000/v1" &&
+      { for e in { for c in jsondecode(module.runners.container_definitions) : c.name => c }.runner.environment : e.name => e.value }.PAGEFLEET_STOP_TIMEOUT_S == tostring({ for c in jsondecode(module.runners.container_definitions) : c.name => c }.runner.stopTimeout) &&
+      { for c in jsondecode(module.runners.container_definitions) : c.name => c }.runner.stopTimeout == ceil(jsondecode(file("stack.json")).settings.drain_timeout_s) + 15 &&
+      { for c in jsondecode(module.runners.container_definitions) : c.name => c }.vllm.image == "vllm/vllm-openai:v0.20.1"
+    )
+    error_message = "the runner task: the vLLM sidecar sized for the default group's smallest GPU (L4), its URL, the drain timeout plus 15 s as stopTimeout and PAGEFLEET_STOP_TIMEOUT_S"
   }
 
   assert {

@@ -69,25 +69,109 @@ run "runners" {
   }
 
   assert {
-    condition     = aws_ecs_task_definition.this[0].ipc_mode == "host" && one(aws_ecs_task_definition.this[0].volume).host_path == "/tmp/nvidia-mps"
+    condition     = aws_ecs_task_definition.this[0].ipc_mode == "host" && { for v in aws_ecs_task_definition.this[0].volume : v.name => v.host_path }["mps-pipes"] == "/tmp/nvidia-mps"
     error_message = "the task shares the host's IPC namespace and MPS pipe directory"
   }
 
   assert {
-    condition = (
-      jsondecode(aws_ecs_task_definition.this[0].container_definitions)[0].resourceRequirements == [{ type = "GPU", value = "1" }] &&
-      jsondecode(aws_ecs_task_definition.this[0].container_definitions)[0].stopTimeout == 40 &&
-      jsondecode(aws_ecs_task_definition.this[0].container_definitions)[0].mountPoints[0].containerPath == "/tmp/nvidia-mps"
-    )
-    error_message = "one GPU per task, the MPS pipes mounted, stopTimeout from the drain timeout"
+    condition     = [for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : [c.name, c.essential]] == [["vllm", true], ["runner", true]]
+    error_message = "two essential containers: the vLLM sidecar and the runner"
   }
 
   assert {
-    condition = { for e in jsondecode(aws_ecs_task_definition.this[0].container_definitions)[0].environment : e.name => e.value } == {
-      PAGEFLEET_CONVERTER = "marker"
-      PAGEFLEET_WORKERS   = "3"
+    condition = (
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.resourceRequirements == [{ type = "GPU", value = "1" }] &&
+      !contains(keys({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm), "resourceRequirements") &&
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.stopTimeout == 40 &&
+      alltrue([for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : contains([for m in c.mountPoints : m.containerPath if m.sourceVolume == "mps-pipes"], "/tmp/nvidia-mps")])
+    )
+    error_message = "one GPU requirement per task, on the runner; the MPS pipes mounted in both containers; stopTimeout from the drain timeout"
+  }
+
+  assert {
+    condition     = alltrue([for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.user == "1000"])
+    error_message = "both containers run as uid 1000, the MPS daemon's: another uid would wait for a server of its own"
+  }
+
+  assert {
+    condition = (
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.dependsOn == [{ containerName = "vllm", condition = "HEALTHY" }] &&
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.links == ["vllm"] &&
+      aws_ecs_task_definition.this[0].network_mode == "bridge"
+    )
+    error_message = "the runner starts once the sidecar is healthy and reaches it by its link on the bridge network"
+  }
+
+  assert {
+    condition = { for e in { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.environment : e.name => e.value } == {
+      PAGEFLEET_CONVERTER            = "marker"
+      PAGEFLEET_WORKERS              = "3"
+      PAGEFLEET_MARKER_INFERENCE_URL = "http://vllm:8000/v1"
+      PAGEFLEET_MARKER_VLLM_GPU_TYPE = "l4"
+      PAGEFLEET_STOP_TIMEOUT_S       = "40"
+      PAGEFLEET_MPS_DIR              = "/tmp/nvidia-mps"
     }
-    error_message = "the runner settings are the container's environment"
+    error_message = "the runner settings plus the sidecar's URL, the GPU type of the smallest instance GPU (g6: L4), and the supervisor's stop timeout"
+  }
+
+  assert {
+    condition = (
+      tonumber({ for e in { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.environment : e.name => e.value }.PAGEFLEET_STOP_TIMEOUT_S) ==
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.stopTimeout
+    )
+    error_message = "PAGEFLEET_STOP_TIMEOUT_S is the container's stopTimeout"
+  }
+
+  assert {
+    condition = (
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.image == "vllm/vllm-openai:v0.20.1" &&
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.command == [
+        "--model", "datalab-to/surya-ocr-2", "--served-model-name", "datalab-to/surya-ocr-2",
+        "--host", "0.0.0.0", "--port", "8000", "--no-enforce-eager", "--dtype", "bfloat16", "--max-model-len", "18000",
+        "--max-num-seqs", "32", "--max-num-batched-tokens", "8192", "--gpu-memory-utilization", "0.65",
+        "--enable-prefix-caching", "--mm-processor-kwargs", "{\"max_pixels\":6291456,\"min_pixels\":3136}",
+        "--speculative-config", "{\"method\":\"mtp\",\"num_speculative_tokens\":2}",
+      ]
+    )
+    error_message = "the sidecar serves surya's model with surya's own arguments, sized for a 24 GB GPU"
+  }
+
+  assert {
+    condition = (
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[0] == "/bin/sh" &&
+      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "export CUDA_MPS_PIPE_DIRECTORY=\"$pipe\"") &&
+      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "pipe=\"/tmp/nvidia-mps/$uuid/pipe\"") &&
+      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "exec vllm serve \"$@\"")
+    )
+    error_message = "the sidecar joins its GPU's MPS daemon (<mps dir>/<uuid>/pipe) before serving"
+  }
+
+  assert {
+    condition = (
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.healthCheck.command[0] == "CMD" &&
+      strcontains(join(" ", { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.healthCheck.command), "http://127.0.0.1:8000/health") &&
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.healthCheck.startPeriod == 300 &&
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.startTimeout == 600
+    )
+    error_message = "the sidecar's health check asks vLLM's /health, with ECS's longest start period and 10 minutes in all for the model to load"
+  }
+
+  assert {
+    condition = (
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.logConfiguration.options["awslogs-group"] == "/ecs/pf" &&
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.logConfiguration.options["awslogs-stream-prefix"] == "vllm" &&
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.logConfiguration.options["awslogs-stream-prefix"] == "runner"
+    )
+    error_message = "the sidecar logs to the runner's log group under its own stream prefix"
+  }
+
+  assert {
+    condition = (
+      strcontains(base64decode(aws_launch_template.this[0].user_data), "--default-runtime=nvidia") &&
+      strcontains(base64decode(aws_launch_template.this[0].user_data), "install -d -m 0755 -o 1000 -g 1000 '/var/lib/pagefleet/vllm-cache'") &&
+      { for v in aws_ecs_task_definition.this[0].volume : v.name => v.host_path }["vllm-cache"] == "/var/lib/pagefleet/vllm-cache"
+    )
+    error_message = "the sidecar reaches the GPU through Docker's default runtime and keeps its caches on the instance"
   }
 
   assert {
@@ -136,4 +220,76 @@ run "runners" {
     })
     error_message = "runner task role: chunks queue, chunk PDFs in, results and assets out, its own task protection"
   }
+}
+
+run "gpu_type_from_the_instance_types" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    instance_types = ["g6e.xlarge"]
+  }
+
+  assert {
+    condition = (
+      contains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.environment, { name = "PAGEFLEET_MARKER_VLLM_GPU_TYPE", value = "l40s" }) &&
+      strcontains(join(" ", { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.command), "--max-num-seqs 64 --max-num-batched-tokens 16384")
+    )
+    error_message = "a 48 GB L40S: surya's sizing doubles the sequences and batched tokens"
+  }
+}
+
+run "gpu_type_given" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    instance_types              = ["p5.48xlarge"]
+    vllm_gpu_type               = "h100"
+    vllm_gpu_memory_utilization = 0.5
+    vllm_extra_args             = ["--max-num-seqs", "96"]
+  }
+
+  assert {
+    condition = (
+      contains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.environment, { name = "PAGEFLEET_MARKER_VLLM_GPU_TYPE", value = "h100" }) &&
+      endswith(join(" ", { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.command), "--max-num-seqs 96") &&
+      strcontains(join(" ", { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.command), "--max-num-seqs 104 --max-num-batched-tokens 16384 --gpu-memory-utilization 0.5")
+    )
+    error_message = "an H100 as surya sizes it (104 sequences), the memory share and extra arguments from the variables"
+  }
+}
+
+run "unknown_gpu_needs_a_type" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    instance_types = ["g6.xlarge", "x9z.large"]
+  }
+
+  expect_failures = [aws_ecs_task_definition.this]
+}
+
+run "gpu_memory_utilization_leaves_room" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    vllm_gpu_memory_utilization = 0.9
+  }
+
+  expect_failures = [var.vllm_gpu_memory_utilization]
 }

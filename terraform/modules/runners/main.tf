@@ -11,6 +11,116 @@ locals {
   mps_scripts    = ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh"]
   container_name = "runner"
   log_group_name = "/ecs/${var.name}"
+
+  ##############################################################################
+  # vLLM sidecar: surya's OCR model behind an OpenAI-compatible server
+  ##############################################################################
+
+  vllm_name = "vllm"
+  # surya refuses a server whose /v1/models reports another name (SURYA_MODEL_CHECKPOINT).
+  vllm_model = "datalab-to/surya-ocr-2"
+  vllm_port  = 8000
+  # network_mode is "bridge": each container has its own network namespace, so 127.0.0.1 in the
+  # runner is the runner itself (the README's 127.0.0.1 assumes awsvpc). The runner links to the
+  # sidecar and reaches it by name on the task's bridge; no port is published on the host.
+  # host mode would make 127.0.0.1 work but let containers reach the instance metadata (and
+  # role) that IMDSv2's one hop keeps from bridge containers; awsvpc needs an ENI per task.
+  inference_url = "http://${local.vllm_name}:${local.vllm_port}/v1"
+
+  # The GPU surya sizes the server (max-num-seqs, max-num-batched-tokens) and each worker's request
+  # concurrency for: surya/inference/backends/vllm.py, GPU_VRAM_GB and _gpu_settings().
+  surya_gpu_vram_gb = {
+    "b300"    = 270, "b200" = 180, "h200" = 141, "h100" = 80, "a100-80" = 80, "a100" = 40,
+    "a100-40" = 40, "l40s" = 48, "a10" = 24, "l4" = 24, "5090" = 32, "4090" = 24, "3090" = 24,
+    "t4"      = 16,
+  }
+  # The GPU of an EC2 instance family, as surya names it.
+  instance_family_gpu = {
+    "g4dn" = "t4", "g5" = "a10", "g6" = "l4", "gr6" = "l4", "g6e" = "l40s", "p4d" = "a100",
+    "p4de" = "a100-80", "p5" = "h100", "p5e" = "h200", "p5en" = "h200", "p6-b200" = "b200",
+  }
+  # One task definition serves every instance type of the group, so it is sized for the smallest
+  # GPU among them (on a larger one the server merely queues less).
+  instance_gpus = [for t in var.instance_types : lookup(local.instance_family_gpu, split(".", t)[0], "")]
+  derived_gpu_type = (
+    contains(local.instance_gpus, "") ? null :
+    [for g in local.instance_gpus : g if local.surya_gpu_vram_gb[g] == min([for h in local.instance_gpus : local.surya_gpu_vram_gb[h]]...)][0]
+  )
+  vllm_gpu_type = coalesce(var.vllm_gpu_type, local.derived_gpu_type, "unknown")
+  vllm_vram_gb  = lookup(local.surya_gpu_vram_gb, local.vllm_gpu_type, 24)
+  # surya's formula: a 24 GB baseline of 8192 batched tokens and 32 sequences, scaled by VRAM.
+  vllm_max_num_batched_tokens = max(1024, pow(2, floor(log(8192 * local.vllm_vram_gb / 24, 2))))
+  vllm_max_num_seqs           = max(8, floor(floor(32 * local.vllm_vram_gb / 24) / 8) * 8)
+
+  # The arguments surya passes when it starts this image itself, served name included.
+  vllm_args = concat([
+    "--model", local.vllm_model,
+    "--served-model-name", local.vllm_model,
+    "--host", "0.0.0.0",
+    "--port", tostring(local.vllm_port),
+    "--no-enforce-eager",
+    "--dtype", "bfloat16",
+    "--max-model-len", "18000",
+    "--max-num-seqs", tostring(local.vllm_max_num_seqs),
+    "--max-num-batched-tokens", tostring(local.vllm_max_num_batched_tokens),
+    "--gpu-memory-utilization", tostring(var.vllm_gpu_memory_utilization),
+    "--enable-prefix-caching",
+    "--mm-processor-kwargs", jsonencode({ min_pixels = 3136, max_pixels = 6291456 }),
+    "--speculative-config", jsonencode({ method = "mtp", num_speculative_tokens = 2 }),
+  ], var.vllm_extra_args)
+
+  # The sidecar joins its GPU's MPS server like the runner's workers do (runner/supervisor.py
+  # gives them CUDA_MPS_PIPE_DIRECTORY=<mps dir>/<gpu uuid>/pipe). The UUID is only known on the
+  # instance, so a wrapper looks it up; without a listening daemon it exits rather than run
+  # beside MPS unshared (PAGEFLEET_MPS=on). No CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: the server
+  # may use every SM (mps/README.md, "Thread percentage").
+  vllm_entrypoint = <<-EOT
+    set -eu
+    uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n 1)
+    pipe="${var.mps_pipe_directory}/$uuid/pipe"
+    if [ -z "$uuid" ] || [ ! -e "$pipe/control" ]; then
+      echo "vllm: no MPS control daemon in $pipe (GPU '$uuid'); is pagefleet-mps.service running?" >&2
+      exit 1
+    fi
+    export CUDA_MPS_PIPE_DIRECTORY="$pipe"
+    exec vllm serve "$@"
+  EOT
+
+  # vLLM's liveness endpoint. The image is Python-based (vllm is a Python package, its entry point
+  # a Python script), so the check uses python3 rather than assuming curl in the image.
+  vllm_health_command = "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:${local.vllm_port}/health', timeout=5).status == 200 else 1)"
+  # ECS caps startPeriod at 300 s. Model load, CUDA graph capture and, on a cold cache,
+  # torch.compile can take longer: 10 more failing probes 30 s apart give it 10 minutes in all,
+  # surya's own startup wait for a server it spawns.
+  vllm_health_check = {
+    command     = ["CMD", "python3", "-c", local.vllm_health_command]
+    startPeriod = 300
+    interval    = 30
+    timeout     = 10
+    retries     = 10
+  }
+  vllm_start_timeout_s = local.vllm_health_check.startPeriod + local.vllm_health_check.interval * local.vllm_health_check.retries
+
+  # Settings the task layout owns, over var.environment: the runner talks to this sidecar, for
+  # this GPU, and knows the stopTimeout ECS gives it.
+  runner_env = merge(var.environment, {
+    PAGEFLEET_CONVERTER            = "marker"
+    PAGEFLEET_MARKER_INFERENCE_URL = local.inference_url
+    PAGEFLEET_MARKER_VLLM_GPU_TYPE = local.vllm_gpu_type
+    PAGEFLEET_STOP_TIMEOUT_S       = tostring(var.stop_timeout_s)
+    PAGEFLEET_MPS_DIR              = var.mps_pipe_directory
+  })
+  vllm_env = merge({
+    # uid 1000 has no passwd entry in the vLLM image, so HOME would be / (not writable); the
+    # instance cache volume holds the Hugging Face, vLLM and compile caches across tasks.
+    HOME = var.vllm_cache_container_path
+  }, var.vllm_environment)
+
+  mps_mount = {
+    sourceVolume  = "mps-pipes"
+    containerPath = var.mps_pipe_directory
+    readOnly      = false
+  }
 }
 
 ################################################################################
@@ -152,11 +262,12 @@ resource "aws_launch_template" "this" {
   vpc_security_group_ids = [aws_security_group.this[0].id]
 
   user_data = base64encode(templatefile("${path.module}/user_data.sh.tftpl", {
-    cluster_name    = aws_ecs_cluster.this[0].name
-    stop_timeout_s  = var.stop_timeout_s
-    mps_dir_on_host = var.mps_pipe_directory
-    mps_scripts     = { for name in local.mps_scripts : name => filebase64("${local.mps_dir}/${name}") }
-    mps_unit_b64    = filebase64("${local.mps_dir}/pagefleet-mps.service")
+    cluster_name       = aws_ecs_cluster.this[0].name
+    stop_timeout_s     = var.stop_timeout_s
+    mps_dir_on_host    = var.mps_pipe_directory
+    vllm_cache_on_host = var.vllm_cache_host_path
+    mps_scripts        = { for name in local.mps_scripts : name => filebase64("${local.mps_dir}/${name}") }
+    mps_unit_b64       = filebase64("${local.mps_dir}/pagefleet-mps.service")
   }))
 
   iam_instance_profile {
@@ -426,37 +537,113 @@ resource "aws_ecs_task_definition" "this" {
     host_path = var.mps_pipe_directory
   }
 
-  container_definitions = jsonencode([{
-    name              = local.container_name
-    image             = "${aws_ecr_repository.this[0].repository_url}:${var.image_tag}"
-    essential         = true
-    memoryReservation = var.task_memory_mb
-    # SIGTERM starts the drain (PAGEFLEET_DRAIN_TIMEOUT_S); SIGKILL follows after this.
-    stopTimeout = var.stop_timeout_s
+  # Weights and compile caches of the sidecar, kept on the instance across task replacements
+  # (user data creates the folder for uid 1000).
+  volume {
+    name      = "vllm-cache"
+    host_path = var.vllm_cache_host_path
+  }
 
-    resourceRequirements = [{ type = "GPU", value = "1" }]
+  # One GPU, two CUDA containers. ECS gives each GPU of a `value` requirement to exactly one
+  # container (the agent pins it with NVIDIA_VISIBLE_DEVICES and the nvidia runtime), and the only
+  # documented way to give one GPU to several containers is ECS-managed MPS (`sharingStrategy`,
+  # required of every GPU container of the task), which runs its own MPS daemon in place of
+  # mps/'s per-GPU daemons and is meant for one CUDA process per container (mps/README.md,
+  # "Instance daemon or ECS-managed MPS?"). So:
+  # - the runner holds the task's one GPU requirement: it places the task on a GPU instance and
+  #   reserves the GPU (one task per one-GPU instance), and the supervisor enumerates the GPU it
+  #   is given to size W and find <uuid>/pipe;
+  # - the sidecar has no requirement and reaches the same GPU through the instance's Docker
+  #   default runtime, set to nvidia in user data (AWS's "manual" sharing method), with the
+  #   image's own NVIDIA_VISIBLE_DEVICES=all: on the one-GPU instance types of this group that is
+  #   the task's GPU. Nothing else runs on these instances.
+  # Both reach the host's MPS daemon: ipc_mode host (above), the pipe directory mounted at the
+  # same path, and uid 1000 (the runner image's USER and `user` on the sidecar).
+  container_definitions = jsonencode([
+    {
+      name      = local.vllm_name
+      image     = var.vllm_image
+      essential = true
+      # The MPS daemon runs as uid 1000; a client of another uid waits for a server of its own
+      # (mps/README.md, "Same UID"). The image itself defaults to root.
+      user              = "1000"
+      memoryReservation = var.vllm_memory_mb
+      # A dependency that never becomes HEALTHY stops the task instead of holding the instance.
+      startTimeout = local.vllm_start_timeout_s
 
-    environment = [for k in sort(keys(var.environment)) : { name = k, value = var.environment[k] }]
+      entryPoint = ["/bin/sh", "-c", local.vllm_entrypoint, "vllm"]
+      command    = local.vllm_args
 
-    mountPoints = [{
-      sourceVolume  = "mps-pipes"
-      containerPath = var.mps_pipe_directory
-      readOnly      = false
-    }]
+      environment = [for k in sort(keys(local.vllm_env)) : { name = k, value = local.vllm_env[k] }]
 
-    linuxParameters = {
-      initProcessEnabled = true
-    }
+      mountPoints = [
+        local.mps_mount,
+        {
+          sourceVolume  = "vllm-cache"
+          containerPath = var.vllm_cache_container_path
+          readOnly      = false
+        },
+      ]
 
-    logConfiguration = {
-      logDriver = "awslogs"
-      options = {
-        awslogs-group         = aws_cloudwatch_log_group.this[0].name
-        awslogs-region        = local.region
-        awslogs-stream-prefix = local.container_name
+      healthCheck = local.vllm_health_check
+
+      linuxParameters = {
+        initProcessEnabled = true
       }
+
+      logConfiguration = {
+        logDriver = "awslogs"
+        options = {
+          awslogs-group         = aws_cloudwatch_log_group.this[0].name
+          awslogs-region        = local.region
+          awslogs-stream-prefix = local.vllm_name
+        }
+      }
+    },
+    {
+      name              = local.container_name
+      image             = "${aws_ecr_repository.this[0].repository_url}:${var.image_tag}"
+      essential         = true
+      memoryReservation = var.task_memory_mb
+      # docker/runner.Dockerfile has USER 1000:1000 already; said here too, as on the sidecar.
+      user = "1000"
+      # SIGTERM starts the drain (PAGEFLEET_DRAIN_TIMEOUT_S); SIGKILL follows after this. The
+      # supervisor is told the same number (PAGEFLEET_STOP_TIMEOUT_S). On stop ECS reverses
+      # dependsOn, so the sidecar keeps serving until the runner has drained.
+      stopTimeout = var.stop_timeout_s
+
+      resourceRequirements = [{ type = "GPU", value = "1" }]
+
+      # Workers probe the sidecar before taking a chunk; start them once it answers.
+      dependsOn = [{ containerName = local.vllm_name, condition = "HEALTHY" }]
+      # Bridge networking: PAGEFLEET_MARKER_INFERENCE_URL names the sidecar by this link.
+      links = [local.vllm_name]
+
+      environment = [for k in sort(keys(local.runner_env)) : { name = k, value = local.runner_env[k] }]
+
+      mountPoints = [local.mps_mount]
+
+      linuxParameters = {
+        initProcessEnabled = true
+      }
+
+      logConfiguration = {
+        logDriver = "awslogs"
+        options = {
+          awslogs-group         = aws_cloudwatch_log_group.this[0].name
+          awslogs-region        = local.region
+          awslogs-stream-prefix = local.container_name
+        }
+      }
+    },
+  ])
+
+  lifecycle {
+    precondition {
+      condition     = contains(keys(local.surya_gpu_vram_gb), local.vllm_gpu_type)
+      error_message = "vllm_gpu_type must be one of surya's GPU types (${join(", ", sort(keys(local.surya_gpu_vram_gb)))}); set it when an instance type's GPU is not known to the module."
     }
-  }])
+  }
 
   tags = var.tags
 }

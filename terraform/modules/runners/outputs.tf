@@ -29,6 +29,16 @@ output "task_role_arn" {
 }
 
 output "log_group_name" {
-  description = "Log group of the runner containers."
+  description = "Log group of the runner and sidecar containers."
   value       = try(aws_cloudwatch_log_group.this[0].name, null)
+}
+
+output "container_definitions" {
+  description = "The task's container definitions (JSON): the vLLM sidecar and the runner."
+  value       = try(aws_ecs_task_definition.this[0].container_definitions, null)
+}
+
+output "vllm_gpu_type" {
+  description = "surya's GPU type the sidecar and the runner's request concurrency are sized for (PAGEFLEET_MARKER_VLLM_GPU_TYPE)."
+  value       = local.vllm_gpu_type
 }

@@ -140,3 +140,60 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+################################################################################
+# vLLM sidecar (surya's OCR model; mps/README.md, "The ECS task")
+################################################################################
+
+variable "vllm_image" {
+  description = "Image of the vLLM sidecar serving datalab-to/surya-ocr-2: the one surya itself runs, or a copy with the weights baked in (then set HF_HUB_OFFLINE=1 in vllm_environment). An ECR image outside this module's repository needs the execution role to allow pulling it."
+  type        = string
+  default     = "vllm/vllm-openai:v0.20.1"
+}
+
+variable "vllm_gpu_memory_utilization" {
+  description = "vLLM's --gpu-memory-utilization: its share of GPU memory (weights and KV cache). Below surya's 0.85 so the layout and OCR-error servers and the workers' CUDA contexts fit beside it; MPS does not partition memory."
+  type        = number
+  default     = 0.65
+
+  validation {
+    condition     = var.vllm_gpu_memory_utilization > 0 && var.vllm_gpu_memory_utilization <= 0.85
+    error_message = "vllm_gpu_memory_utilization must be in (0, 0.85]: above surya's own 0.85 the runner's model servers have no room."
+  }
+}
+
+variable "vllm_gpu_type" {
+  description = "surya's VLLM_GPU_TYPE (t4, a10, l4, l40s, a100, a100-80, h100, h200, b200, ...): sizes the sidecar's --max-num-seqs/--max-num-batched-tokens and the runner's request concurrency (PAGEFLEET_MARKER_VLLM_GPU_TYPE). null derives it from instance_types: the smallest GPU among them."
+  type        = string
+  default     = null
+}
+
+variable "vllm_extra_args" {
+  description = "Arguments appended to the sidecar's vllm serve command line (after surya's own, so they override them)."
+  type        = list(string)
+  default     = []
+}
+
+variable "vllm_environment" {
+  description = "Extra environment of the sidecar (e.g. HF_HUB_OFFLINE=1 when the image holds the weights)."
+  type        = map(string)
+  default     = {}
+}
+
+variable "vllm_memory_mb" {
+  description = "Memory reserved for the sidecar (soft limit, MiB); with task_memory_mb it must fit the smallest instance type."
+  type        = number
+  default     = 2048
+}
+
+variable "vllm_cache_host_path" {
+  description = "Instance folder for the sidecar's Hugging Face, vLLM and compile caches (its HOME), kept across task replacements; user data creates it for uid 1000."
+  type        = string
+  default     = "/var/lib/pagefleet/vllm-cache"
+}
+
+variable "vllm_cache_container_path" {
+  description = "Where vllm_cache_host_path is mounted in the sidecar (its HOME)."
+  type        = string
+  default     = "/cache"
+}
