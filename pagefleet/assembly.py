@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from itertools import groupby
+from typing import Any
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
@@ -22,11 +23,12 @@ from pagefleet.models import (
 )
 
 
-def _render(pages: Sequence[PageContent]) -> str:
+def _render(pages: Sequence[PageContent], outline: list[dict[str, Any]]) -> str:
     """Pages that carry a layout are rendered together, so document-wide decisions (headings,
     running headers, paragraphs across page breaks) are made once (rule 5)."""
     if all(p.layout is not None for p in pages):
-        return render_document([p.layout for p in pages if p.layout is not None])
+        layouts = [p.layout for p in pages if p.layout is not None]
+        return render_document(layouts, outline=outline)
     return "\n\n".join((p.markdown or "").strip() for p in pages).strip() + "\n"
 
 
@@ -41,7 +43,7 @@ def render_markdown(manifest: JobManifest, results: Sequence[ChunkResult]) -> st
     """The document in page order; a run of failed chunks becomes a note naming its pages."""
     ordered = sorted(results, key=lambda r: r.chunk.index)
     parts = [
-        _render([page for r in run for page in r.pages]) if ok else _gap_note(run)
+        _render([page for r in run for page in r.pages], manifest.outline) if ok else _gap_note(run)
         for ok, group in groupby(ordered, key=lambda r: r.status == "done")
         if (run := list(group))
     ]

@@ -65,6 +65,8 @@ class JobManifest(_Model):
     source: Source
     pages: int
     chunks: list[ChunkSpec]
+    # Bookmarks (title, level, page): chunk PDFs lose them, so the splitter keeps them here.
+    outline: list[dict[str, Any]] = Field(default_factory=list)
     created_at: float
     split_s: float
 

@@ -7,6 +7,7 @@ import time
 
 from pagefleet import keys
 from pagefleet.errors import PagefleetError
+from pagefleet.layout.outline import outline_of
 from pagefleet.models import ChunkMessage, ErrorInfo, JobManifest, JobRecord, Source, StageTimings
 from pagefleet.outbox import Superseded, publish
 from pagefleet.pdf import check_size, cut_chunks, open_pdf
@@ -55,6 +56,7 @@ def _split(source: Source, bucket: Bucket, settings: Settings, started: float) -
     doc = open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages)
     try:
         pages = len(doc)
+        outline = outline_of(doc)
         plan = plan_chunks(pages, settings.chunk_pages)
         for chunk, pdf in cut_chunks(doc, plan):
             bucket.put(
@@ -68,6 +70,7 @@ def _split(source: Source, bucket: Bucket, settings: Settings, started: float) -
         source=source,
         pages=pages,
         chunks=plan,
+        outline=outline,
         created_at=started,
         split_s=time.time() - started,
     )

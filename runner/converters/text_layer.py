@@ -23,6 +23,7 @@ from pdftext.postprocessing import postprocess_text
 from pdftext.schema import PageReference
 
 from pagefleet.layout import render_document
+from pagefleet.layout.outline import read_outline
 from pagefleet.layout.schema import Block, Line, Page, Span, TableBlock, TextBlock
 from pagefleet.layout.segment import page_blocks
 from pagefleet.layout.tables import Segment, find_grids, grid_bbox
@@ -69,7 +70,7 @@ def extract_pages(
 
 def convert_document(pdf_path: str | os.PathLike[str], *, ocr: OcrMode = "auto") -> str:
     """The plain one-process conversion of a whole document to Markdown."""
-    return render_document(extract_pages(pdf_path, 1, ocr=ocr))
+    return render_document(extract_pages(pdf_path, 1, ocr=ocr), outline=read_outline(pdf_path))
 
 
 class TextLayerConverter:
