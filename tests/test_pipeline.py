@@ -249,9 +249,9 @@ def _wait_for_conversion(runner_pid: int, timeout_s: float = 60) -> psutil.Proce
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for proc in psutil.Process(runner_pid).children(recursive=True):
-            if proc.name().startswith("python") and proc.parent().pid != runner_pid:
-                if proc.cpu_times().user > 1.5:  # past start-up: converting
-                    return proc
+            is_conversion = proc.name().startswith("python") and proc.parent().pid != runner_pid
+            if is_conversion and proc.cpu_times().user > 1.5:  # past start-up: converting
+                return proc
         time.sleep(0.05)
     raise TimeoutError("no conversion started")
 

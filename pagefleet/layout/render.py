@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ LineRef = tuple[int, int, int]  # (index of the page in the sequence, block inde
 
 
 def render_document(
-    pages: Sequence[dict[str, Any]], outline: Sequence[dict[str, Any]] | None = None
+    pages: Sequence[Mapping[str, Any]], outline: Sequence[Mapping[str, Any]] | None = None
 ) -> str:
     """The Markdown of a whole document from all its page layouts, in page order.
 
@@ -68,7 +68,7 @@ def render_document(
     return out.finish()
 
 
-def _footnotes(blocks: list[dict[str, Any]], height: float, body: float) -> set[int]:
+def _footnotes(blocks: list[Mapping[str, Any]], height: float, body: float) -> set[int]:
     """Indexes of footnote blocks: small print low on the page with no body text below it."""
     small = {
         i
@@ -91,7 +91,7 @@ def _footnotes(blocks: list[dict[str, Any]], height: float, body: float) -> set[
     }
 
 
-def find_furniture(pages: Sequence[dict[str, Any]]) -> set[LineRef]:
+def find_furniture(pages: Sequence[Mapping[str, Any]]) -> set[LineRef]:
     """Lines that are page furniture: headers and footers repeated across pages, page numbers.
 
     A candidate lies in the top or bottom margin and is set off from the body by the widest
@@ -117,7 +117,7 @@ def find_furniture(pages: Sequence[dict[str, Any]]) -> set[LineRef]:
     return furniture
 
 
-def _margin_lines(page: dict[str, Any]) -> Iterator[tuple[str, int, int, dict[str, Any]]]:
+def _margin_lines(page: Mapping[str, Any]) -> Iterator[tuple[str, int, int, Mapping[str, Any]]]:
     """(band, block index, line index, line) of the lines set off in the top/bottom margin."""
     height = page["height"] or 1.0
     placed = sorted(
@@ -145,7 +145,7 @@ def _margin_lines(page: dict[str, Any]) -> Iterator[tuple[str, int, int, dict[st
             yield "bottom", bi, li, line
 
 
-def _widest_gap(items: list[tuple[float, float, int, int, dict[str, Any]]]) -> int:
+def _widest_gap(items: list[tuple[float, float, int, int, Mapping[str, Any]]]) -> int:
     """Index after which the widest vertical gap (at least half a line) in ``items`` lies."""
     best, at = 0.0, 0
     reach = items[0][1]
@@ -176,7 +176,9 @@ class _Analysis:
     outline: dict[str, list[tuple[int, int]]]
 
     @classmethod
-    def of(cls, pages: Sequence[dict[str, Any]], outline: Sequence[dict[str, Any]]) -> _Analysis:
+    def of(
+        cls, pages: Sequence[Mapping[str, Any]], outline: Sequence[Mapping[str, Any]]
+    ) -> _Analysis:
         furniture = find_furniture(pages)
         sizes: Counter[float] = Counter()
         vocabulary: set[str] = set()
@@ -210,7 +212,7 @@ class _Analysis:
                 )
         return cls(furniture, body, levels, vocabulary, bookmarks)
 
-    def heading_level(self, lines: list[dict[str, Any]], page: int) -> int | None:
+    def heading_level(self, lines: list[Mapping[str, Any]], page: int) -> int | None:
         """The heading level of a block, or None for body text."""
         if self.outline and len(lines) <= 3:
             for target, level in self.outline.get(title_key(" ".join(map(line_text, lines))), ()):
@@ -230,7 +232,7 @@ def _bucket(size: float) -> float:
     return round(size * 2) / 2
 
 
-def _heading_style(lines: list[dict[str, Any]], body: float) -> tuple[float, bool] | None:
+def _heading_style(lines: list[Mapping[str, Any]], body: float) -> tuple[float, bool] | None:
     """(size, bold) of a block that looks like a heading, else None."""
     if not lines or len(lines) > 3:
         return None
@@ -259,13 +261,13 @@ class _Writer:
     # (kind, markdown): items of one list ("bullet", "ordered") are joined by a single newline.
     parts: list[tuple[str, str]] = field(default_factory=list)
     # The paragraph being built stays open until the next block, which may continue it.
-    open_para: dict[str, Any] | None = None
+    open_para: Mapping[str, Any] | None = None
     open_page: int = 0
     # Footnotes wait for the paragraph they interrupt to end.
     notes: list[str] = field(default_factory=list)
     list_indents: list[float] = field(default_factory=list)
 
-    def block(self, block: dict[str, Any], page: int) -> None:
+    def block(self, block: Mapping[str, Any], page: int) -> None:
         level = self.doc.heading_level(block["lines"], page)
         para = self.open_para
         if level is None and para is not None and self._broken(para, block, page):
@@ -286,12 +288,12 @@ class _Writer:
         self.open_para = {"bbox": block["bbox"], "lines": list(block["lines"])}
         self.open_page = page
 
-    def _broken(self, para: dict[str, Any], block: dict[str, Any], page: int) -> bool:
+    def _broken(self, para: Mapping[str, Any], block: Mapping[str, Any], page: int) -> bool:
         """Whether ``block`` picks up ``para`` after a page or column break."""
         new_column = block["bbox"][1] < para["lines"][-1]["bbox"][1]
         return (page != self.open_page or new_column) and continues(para, block)
 
-    def footnote(self, block: dict[str, Any]) -> None:
+    def footnote(self, block: Mapping[str, Any]) -> None:
         text = _inline(block["lines"], self.doc.vocabulary)
         if self.open_para is None:
             self.parts.append(("note", _escape_start(text)))
@@ -326,7 +328,7 @@ class _Writer:
         self.parts.extend(("note", note) for note in self.notes)
         self.notes.clear()
 
-    def _list_item(self, block: dict[str, Any], marker: str) -> None:
+    def _list_item(self, block: Mapping[str, Any], marker: str) -> None:
         x0 = block["lines"][0]["bbox"][0]
         while self.list_indents and x0 < self.list_indents[-1] - 2:
             self.list_indents.pop()
@@ -346,7 +348,7 @@ class _Writer:
         self.parts.append((kind, "    " * depth + bullet + text))
 
 
-def _strip_prefix(lines: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+def _strip_prefix(lines: list[Mapping[str, Any]], count: int) -> list[Mapping[str, Any]]:
     """The lines without the first ``count`` characters (a list marker)."""
     spans = []
     for span in lines[0]["spans"]:
@@ -360,7 +362,7 @@ def _strip_prefix(lines: list[dict[str, Any]], count: int) -> list[dict[str, Any
 
 
 def _segments(
-    lines: list[dict[str, Any]], vocabulary: set[str]
+    lines: list[Mapping[str, Any]], vocabulary: set[str]
 ) -> Iterator[tuple[str, bool, bool, str]]:
     """(text, bold, italic, url) runs of a paragraph, lines joined and hyphenation repaired."""
     for i, line in enumerate(lines):
@@ -389,7 +391,7 @@ def _join(text: str, following: str, vocabulary: set[str]) -> str:
     return stripped
 
 
-def _inline(lines: list[dict[str, Any]], vocabulary: set[str]) -> str:
+def _inline(lines: list[Mapping[str, Any]], vocabulary: set[str]) -> str:
     """Paragraph text with bold, italic and links as Markdown."""
     # (pieces, bold, italic, url): pieces are joined once, a paragraph can have 1000s of spans
     runs: list[tuple[list[str], bool, bool, str]] = []
@@ -421,7 +423,7 @@ def _inline(lines: list[dict[str, Any]], vocabulary: set[str]) -> str:
     return _SPACES.sub(" ", "".join(out)).strip()
 
 
-def _plain(lines: list[dict[str, Any]], vocabulary: set[str]) -> str:
+def _plain(lines: list[Mapping[str, Any]], vocabulary: set[str]) -> str:
     text = "".join(seg[0] for seg in _segments(lines, vocabulary))
     return _escape(_SPACES.sub(" ", text).strip())
 

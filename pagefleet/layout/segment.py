@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Mapping
 from itertools import pairwise
 from statistics import median
+from typing import Any
 
-from pagefleet.layout.schema import Bbox, Line, TextBlock
+from pagefleet.layout.schema import Bbox, Line, Span, TextBlock
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
 # U+F0B7 and friends are Symbol/Wingdings bullets that fonts without a ToUnicode map leave
@@ -22,11 +24,11 @@ LIST_MARKER = re.compile(
 )
 
 
-def line_text(line: Line) -> str:
+def line_text(line: Mapping[str, Any]) -> str:
     return "".join(span["t"] for span in line["spans"])
 
 
-def line_size(line: Line) -> float:
+def line_size(line: Mapping[str, Any]) -> float:
     """The size of most of the line's characters."""
     spans = line["spans"]
     if len(spans) == 1:
@@ -88,19 +90,19 @@ def _regions(boxes: list[Bbox], idx: list[int], out: list[list[int]]) -> None:
 
     spanning = sorted((i for i in idx if crossing(i)), key=lambda i: boxes[i][1])
     tops = [boxes[i][1] for i in spanning]
-    bands: list[tuple[list[int], list[int]]] = [([], []) for _ in range(len(spanning) + 1)]
+    sides: list[tuple[list[int], list[int]]] = [([], []) for _ in range(len(spanning) + 1)]
     for i in idx:
         if not crossing(i):
-            band = bands[bisect_right(tops, (boxes[i][1] + boxes[i][3]) / 2)]
-            band[0 if (boxes[i][0] + boxes[i][2]) / 2 < mid else 1].append(i)
-    for k, (left, right) in enumerate(bands):
+            side = sides[bisect_right(tops, (boxes[i][1] + boxes[i][3]) / 2)]
+            side[0 if (boxes[i][0] + boxes[i][2]) / 2 < mid else 1].append(i)
+    for k, (left, right) in enumerate(sides):
         for part in (left, right):
             if part:
                 _regions(boxes, part, out)
         if k < len(spanning):
             # Spanning lines with nothing beside them in between (a two-line title) stay one
             # region.
-            if k and not bands[k][0] and not bands[k][1]:
+            if k and not sides[k][0] and not sides[k][1]:
                 out[-1].append(spanning[k])
             else:
                 out.append([spanning[k]])
@@ -160,13 +162,13 @@ def merge_rows(lines: list[Line]) -> list[Line]:
         if out and _same_row(out[-1], line):
             prev = out[-1]
             gap = line["bbox"][0] - prev["bbox"][2]
-            spans = [dict(s) for s in line["spans"]]
+            spans: list[Span] = [Span(**s) for s in line["spans"]]  # copies: the input stays
             if gap > 0.15 * line_size(line) and not prev["spans"][-1]["t"].endswith(" "):
                 spans[0]["t"] = " " + spans[0]["t"]
             a, b = prev["bbox"], line["bbox"]
             merged: Line = {
                 "bbox": [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])],
-                "spans": prev["spans"] + spans,  # type: ignore[operator]
+                "spans": prev["spans"] + spans,
             }
             if line.get("hy"):
                 merged["hy"] = True
@@ -261,7 +263,7 @@ def _breaks(
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")", "]")
 
 
-def continues(prev: TextBlock, nxt: TextBlock) -> bool:
+def continues(prev: Mapping[str, Any], nxt: Mapping[str, Any]) -> bool:
     """Whether ``nxt`` carries on the paragraph ``prev`` across a column or page break."""
     prev_line, next_line = prev["lines"][-1], nxt["lines"][0]
     tail = line_text(prev_line).rstrip()
