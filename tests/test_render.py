@@ -119,3 +119,23 @@ def test_footnote_kept_apart_from_paragraph() -> None:
     assert paragraph.endswith("and this sentence goes on on the next page until here. "
                               "Then more text follows here.")  # fmt: skip
     assert note == "1 A footnote in small print."
+
+
+def test_a_bullet_set_large_is_a_list_item_not_a_heading() -> None:
+    def block(y: float, text: str, size: float) -> dict:
+        bbox = [72, y, 400, y + size]
+        return {"bbox": bbox, "lines": [{"bbox": bbox, "spans": [{"t": text, "s": size}]}]}
+
+    body = [
+        block(200 + 20 * i, "plain body text of the slide deck goes here", 12) for i in range(8)
+    ]
+    page = {
+        "number": 1,
+        "ocr": False,
+        "width": 612,
+        "height": 792,
+        "blocks": [block(100, "Slide title", 28), block(150, "• A large bullet point", 24), *body],
+    }
+    lines = render_document([page]).splitlines()
+    assert "# Slide title" in lines
+    assert "- A large bullet point" in lines

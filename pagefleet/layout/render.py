@@ -239,6 +239,8 @@ def _heading_style(lines: list[Mapping[str, Any]], body: float) -> tuple[float, 
     text = " ".join(line_text(line) for line in lines).strip()
     if not text or len(text) > 150 or not any(c.isalpha() for c in text):
         return None
+    if text[0] in BULLETS and (len(text) == 1 or text[1].isspace()):
+        return None  # a bullet point set large (slides) is a list item, not a heading
     size = _bucket(max(line_size(line) for line in lines))
     spans = [s for line in lines for s in line["spans"] if s["t"].strip()]
     bold = all(s.get("b") for s in spans)
