@@ -412,11 +412,13 @@ def summarize_pipeline(
         },
     }
     cpu = {kind: w.by_role() | {"wall_s": round(w.wall_s, 3)} for kind, w in run.windows.items()}
+    harness_cpu = {kind: w.harness_split() for kind, w in run.windows.items()}
     return {
         "workers": workers,
         "per_document": per_document,
         "overall": overall,
         "cpu": cpu,
+        "harness_cpu_s": harness_cpu,
         "resources": run.resources,
     }
 

@@ -129,6 +129,11 @@ def markdown(report: dict[str, Any]) -> str:
                 + " | ".join(f"{cpu.get(r, {}).get('cores', 0):.2f}" for r in _roles(report))
                 + " |"
             )
+    lines += ["", "The harness's CPU seconds by thread (handlers run in `dispatch-*`):", ""]
+    for run in report["pipeline"]:
+        for kind, split in run.get("harness_cpu_s", {}).items():
+            parts = ", ".join(f"{name} {s:.2f}" for name, s in split.items())
+            lines.append(f"- W={run['workers']}, {kind}: {parts}")
     lines += [
         "",
         "Peak RSS by role (MB): "

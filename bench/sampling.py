@@ -61,17 +61,31 @@ class Window:
     cpu_s: dict[int, float]
     roles: dict[int, str]
     machine_cpu_s: float  # every process on the machine, ours and other people's
+    harness_threads_s: dict[str, float] = field(default_factory=dict)
 
     def merge(self, other: Window) -> Window:
         cpu_s = dict(self.cpu_s)
         for pid, seconds in other.cpu_s.items():
             cpu_s[pid] = cpu_s.get(pid, 0.0) + seconds
+        threads = dict(self.harness_threads_s)
+        for name, seconds in other.harness_threads_s.items():
+            threads[name] = threads.get(name, 0.0) + seconds
         return Window(
             wall_s=self.wall_s + other.wall_s,
             cpu_s=cpu_s,
             roles={**self.roles, **other.roles},
             machine_cpu_s=self.machine_cpu_s + other.machine_cpu_s,
+            harness_threads_s=threads,
         )
+
+    def harness_split(self) -> dict[str, float]:
+        """The harness's CPU seconds by thread group: the handlers' dispatcher threads, this
+        harness's own threads, and the rest, which is moto serving requests (werkzeug starts
+        a thread per connection, and a finished thread's time is only in the process total)."""
+        total = sum(s for pid, s in self.cpu_s.items() if self.roles[pid] == HARNESS)
+        split = {name: round(s, 3) for name, s in sorted(self.harness_threads_s.items())}
+        split["moto server (request threads)"] = round(max(0.0, total - sum(split.values())), 3)
+        return split
 
     def by_role(self) -> dict[str, dict[str, float]]:
         """CPU seconds and mean cores per role, plus what the rest of the machine used."""
@@ -151,13 +165,15 @@ class ResourceSampler:
         """``with sampler.window() as out:`` -- ``out[0]`` is the phase's :class:`Window`."""
         out: list[Window] = []
         before, started, busy = self.cpu_times(), time.perf_counter(), machine_busy_s()
+        threads_before = harness_threads()
         yield out
         after, wall_s = self.cpu_times(), time.perf_counter() - started
         machine_cpu_s = machine_busy_s() - busy
+        threads = {name: s - threads_before.get(name, 0.0) for name, s in harness_threads().items()}
         # A process born in the phase started from zero; one that died in it is lost (the
         # workers stay up for the whole run, so nothing of theirs is).
         cpu_s = {pid: t - before.get(pid, 0.0) for pid, t in after.items()}
-        out.append(Window(wall_s, cpu_s, dict(self.roles), machine_cpu_s))
+        out.append(Window(wall_s, cpu_s, dict(self.roles), machine_cpu_s, threads))
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -217,6 +233,21 @@ class ResourceSampler:
             "gpu": {"note": self.gpu_note, "devices": gpus},
             "samples": len(self.samples),
         }
+
+
+def harness_threads() -> dict[str, float]:
+    """CPU seconds of this process's long-lived threads, by group: ``dispatch-*`` (the
+    handlers), ``MainThread`` (this harness: uploads and watching records), ``bench-sampler``."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    groups: dict[str, float] = defaultdict(float)
+    for thread in psutil.Process().threads():
+        name = names.get(thread.id)
+        if name is not None and (name.startswith("dispatch-") or name in _OWN_THREADS):
+            groups[name] += thread.user_time + thread.system_time
+    return dict(groups)
+
+
+_OWN_THREADS = ("MainThread", "bench-sampler")
 
 
 def _open_nvml(sampler: ResourceSampler) -> Any:

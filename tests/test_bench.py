@@ -168,6 +168,9 @@ def test_bench_end_to_end_writes_every_field(tmp_path: Path) -> None:
             cpu = run["cpu"][kind]
             assert cpu["wall_s"] > 0
             assert cpu[CONVERTER]["cpu_s"] > 0 and cpu[HARNESS]["cpu_s"] > 0
+            threads = run["harness_cpu_s"][kind]
+            assert threads["dispatch-splitter"] > 0 and threads["dispatch-completion"] > 0
+            assert "moto server (request threads)" in threads
         peaks = run["resources"]["peak_rss_mb_by_role"]
         assert {HARNESS, SUPERVISOR, WORKER, CONVERTER} <= set(peaks)
         assert run["resources"]["gpu"]["note"]
