@@ -36,7 +36,8 @@ from pagefleet.storage import Bucket, NotFound
 
 # Job records are objects in S3: nothing to await, so they are looked for at this interval.
 # Latency does not depend on it: it is taken from the time stamped in the record.
-RECORD_POLL_S = 0.1
+RECORD_POLL_S = 0.2
+HEAD_AT_MOST = 4
 # The stages of one job's latency, in order; they add up to it (see job_stages).
 STAGES = (
     "ingest_s",
@@ -128,6 +129,8 @@ def measure_baseline(docs: list[Document], config: BenchConfig) -> dict[str, Any
         per_document[doc.name] = {
             "seconds": [round(s, 4) for s in seconds],
             "median_s": round(median, 4),
+            # CPU seconds: what the conversion costs whatever else loads the machine.
+            "cpu_s": round(statistics.median(raw["cpu_seconds"][str(doc.path)]), 4),
             "pages_per_s": round(doc.pages / median, 3) if median else 0.0,
         }
     total_s = sum(v["median_s"] for v in per_document.values())
@@ -192,6 +195,7 @@ class Job:
     uploaded_at: float  # time.time() just before the PUT to inbox/
     record: JobRecord | None = None
     stages: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, dict[str, float]] = field(default_factory=dict)  # by role, while it ran alone
 
     @property
     def latency_s(self) -> float:
@@ -211,14 +215,18 @@ def submit(bucket: Bucket, prefix: str, docs: Iterable[Document]) -> list[Job]:
 
 
 def await_records(bucket: Bucket, jobs: list[Job], timeout_s: float) -> None:
-    """Wait for every job's record: one LIST of the pass's outbox prefix per look, not one HEAD
-    per job, so that watching 20 jobs costs the stack (and this process) no more than one."""
+    """Wait for every job's record. A few jobs: a HEAD each per look (moto answers a HEAD from
+    a dict, a LIST by scanning the bucket); many: one LIST of the pass's outbox prefix."""
     deadline = time.monotonic() + timeout_s
     pending = {keys.outbox_record(job.rel): job for job in jobs if job.record is None}
     # S3 prefixes are strings, not paths: the character-wise common prefix is the one to list.
     prefix = os.path.commonprefix([*pending]) if pending else ""  # noqa: RUF071
     while pending:
-        for key in set(bucket.list_keys(prefix)) & pending.keys():
+        if len(pending) <= HEAD_AT_MOST:
+            present = {key for key in pending if bucket.head(key) is not None}
+        else:
+            present = set(bucket.list_keys(prefix)) & pending.keys()
+        for key in present:
             pending.pop(key).record = JobRecord.model_validate_json(bucket.get(key))
         if not pending:
             return
@@ -312,12 +320,15 @@ def run_pipeline(
         return sampler.window() if sampler is not None else contextlib.nullcontext([])
 
     for round_ in range(config.repeat):
-        with measured() as window:
-            for doc in docs:
+        for doc in docs:
+            # One window per job: its own CPU by role, and what the rest of the machine took.
+            with measured() as window:
                 jobs = submit(bucket, f"{tag}/r{round_}/single", [doc])
                 await_records(bucket, jobs, config.timeout_s)
-                run.single.extend(jobs)
-        _keep(run, "single", window)
+            if window:
+                jobs[0].cpu = window[0].by_role()
+            run.single.extend(jobs)
+            _keep(run, "single", window)
         with measured() as window:
             jobs = submit(bucket, f"{tag}/r{round_}/batch", docs)
             await_records(bucket, jobs, config.timeout_s)
@@ -350,6 +361,17 @@ def _median_stages(jobs: list[Job]) -> dict[str, float]:
     return {s: round(statistics.median(j.stages[s] for j in jobs), 4) for s in STAGES}
 
 
+def _median_cpu(jobs: list[Job]) -> dict[str, dict[str, float]]:
+    roles = sorted({role for j in jobs for role in j.cpu})
+    return {
+        role: {
+            key: round(statistics.median(j.cpu.get(role, {}).get(key, 0.0) for j in jobs), 3)
+            for key in ("cpu_s", "cores")
+        }
+        for role in roles
+    }
+
+
 def summarize_pipeline(
     run: PipelineRun, docs: list[Document], baseline: dict[str, Any], chunk_pages: int
 ) -> dict[str, Any]:
@@ -379,6 +401,9 @@ def summarize_pipeline(
             # Seconds above the plain converter's time spread over the lanes it could use.
             "overhead_s": round(p50 - base["median_s"] / lanes, 4),
             "stages": _median_stages(jobs),
+            # Median over rounds: CPU seconds by role while the document ran alone; "rest of
+            # the machine" in cores says how much other work competed with it.
+            "cpu": _median_cpu(jobs),
             "record_timings": jobs[len(jobs) // 2].record.timings.model_dump()  # type: ignore[union-attr]
             if jobs
             else {},

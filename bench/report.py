@@ -117,6 +117,27 @@ def markdown(report: dict[str, Any]) -> str:
             )
     lines += [
         "",
+        "## CPU of each job run alone (median CPU seconds; others' load in cores)",
+        "",
+        "| document | baseline CPU s | W | converter CPU s | worker CPU s | harness CPU s | "
+        "rest of the machine, cores |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for doc in _largest(report, BAR_DOCUMENTS) + _one_page(report):
+        for run in report["pipeline"]:
+            cpu = run["per_document"][doc].get("cpu", {})
+            if not cpu:
+                continue
+            lines.append(
+                f"| {doc} | {base['per_document'][doc]['cpu_s']:.3f} | {run['workers']} | "
+                + " | ".join(
+                    f"{cpu.get(role, {}).get('cpu_s', 0.0):.3f}"
+                    for role in ("converter", "worker", "harness (moto + handlers)")
+                )
+                + f" | {cpu.get('rest of the machine', {}).get('cores', 0.0):.2f} |"
+            )
+    lines += [
+        "",
         "## Where the cores went (CPU seconds / wall seconds, per pass)",
         "",
         "| W | pass | wall s | " + " | ".join(_roles(report)) + " |",
@@ -242,7 +263,7 @@ def stages_chart(report: dict[str, Any], path: Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("share of the job latency (latency in brackets)")
     ax.set_title("Where a job's seconds go (hatched: orchestration overhead)")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=4)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3)
     ax.tick_params(axis="y", labelsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -134,6 +134,7 @@ def test_bench_end_to_end_writes_every_field(tmp_path: Path) -> None:
     base = report["baseline"]
     assert base["pages"] == 4 and base["pages_per_s"] > 0
     assert set(base["per_document"]) == {"one", "three"}
+    assert base["per_document"]["three"]["cpu_s"] > 0
 
     split = {s["name"]: s for s in report["splitter"]}
     assert set(split) == {"three", "synthetic-5p"}
@@ -151,6 +152,7 @@ def test_bench_end_to_end_writes_every_field(tmp_path: Path) -> None:
         expected_e = three["pages_per_s"] / (w * base["per_document"]["three"]["pages_per_s"])
         assert three["efficiency"] == pytest.approx(expected_e, rel=1e-2)
         assert set(three["stages"]) == set(STAGES)
+        assert three["cpu"][CONVERTER]["cpu_s"] > 0 and three["cpu"][HARNESS]["cpu_s"] > 0
         assert sum(three["stages"].values()) == pytest.approx(three["latency_p50_s"], abs=0.01)
         assert set(three["record_timings"]) >= {
             "split_s",
