@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 from pagefleet import keys
@@ -20,7 +22,7 @@ def complete_job(bucket: Bucket, job_id: str) -> str:
     """Publish job ``job_id`` if all its chunks are in; returns "published", "waiting",
     "already" (a twin published it) or "superseded". Safe to call any number of times."""
     try:
-        manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(job_id)))
+        manifest = _manifest(bucket, job_id)
     except NotFound:
         # Results only exist after the manifest (it is written before any message is sent),
         # so a missing manifest means the job's objects were expired: nothing left to do.
@@ -55,6 +57,27 @@ def complete_job(bucket: Bucket, job_id: str) -> str:
         return "superseded"
     log.info("job %s %s: %s pages", job_id, record.status, record.pages)
     return "published"
+
+
+# A manifest never changes once written, and a job's completion is checked once per chunk
+# result: a warm process reads each manifest once.
+_MANIFESTS: OrderedDict[tuple[str, str], JobManifest] = OrderedDict()
+_MANIFESTS_KEPT = 256
+_MANIFESTS_LOCK = threading.Lock()
+
+
+def _manifest(bucket: Bucket, job_id: str) -> JobManifest:
+    key = (bucket.name, job_id)
+    with _MANIFESTS_LOCK:
+        if key in _MANIFESTS:
+            _MANIFESTS.move_to_end(key)
+            return _MANIFESTS[key]
+    manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(job_id)))
+    with _MANIFESTS_LOCK:
+        _MANIFESTS[key] = manifest
+        while len(_MANIFESTS) > _MANIFESTS_KEPT:
+            _MANIFESTS.popitem(last=False)
+    return manifest
 
 
 def record_dead_chunk(bucket: Bucket, message: ChunkMessage, receive_count: int) -> None:

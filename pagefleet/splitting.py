@@ -4,73 +4,85 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pypdfium2 as pdfium
 
 from pagefleet import keys
 from pagefleet.errors import PagefleetError
 from pagefleet.layout.outline import outline_of
-from pagefleet.models import ChunkMessage, ErrorInfo, JobManifest, JobRecord, Source, StageTimings
+from pagefleet.models import (
+    ChunkMessage,
+    ChunkSpec,
+    ErrorInfo,
+    JobManifest,
+    JobRecord,
+    Source,
+    StageTimings,
+)
 from pagefleet.outbox import Superseded, publish
 from pagefleet.pdf import check_size, cut_chunks, open_pdf
 from pagefleet.planning import plan_chunks
-from pagefleet.queues import Queue
+from pagefleet.queues import SQS_BATCH, Queue
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket, NotFound, PreconditionFailed
 
 log = logging.getLogger(__name__)
 
+# Chunk PDFs are written this many at a time; cutting (pdfium) stays on one thread.
+_PUT_THREADS = 8
+
 
 def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settings) -> str:
     """Turn one upload into a job; returns what happened ("split", "failed", "skipped").
 
-    Idempotent (rule 1): the manifest is created once, and its messages are resent until a
-    ``sent`` marker says a run got all of them out. Resent chunk messages only cost a
-    repeated conversion that writes the same result.
+    Idempotent (rule 1): a ``sent`` marker, written once every chunk message is out, ends
+    repeats of the event; a repeat before it (a crashed or concurrent run) does the work again
+    and writes the same objects. Its resent chunk messages only cost a repeated conversion
+    that writes the same result.
     """
     job_id = source.job_id
     if bucket.head(keys.job_prefix(job_id) + "sent") is not None:
         return "skipped"
-    existing = bucket.head(keys.manifest(job_id))
-    if existing is not None:
-        manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(job_id)))
-    else:
-        started = time.time()
-        try:
-            manifest = _split(source, bucket, settings, started)
-        except PagefleetError as exc:
-            _fail(bucket, source, exc, time.time() - started)
-            return "failed"
-        except (PreconditionFailed, NotFound) as exc:
-            # The key was overwritten or deleted since this event: that upload no longer exists,
-            # and a newer one has its own event.
-            log.warning("upload %s is gone (%s); nothing to convert", source.key, exc)
-            return "skipped"
-    _send(manifest, chunks)
+    started = time.time()
+    try:
+        doc = _open(source, bucket, settings)
+    except PagefleetError as exc:
+        _fail(bucket, source, exc, time.time() - started)
+        return "failed"
+    except (PreconditionFailed, NotFound) as exc:
+        # The key was overwritten or deleted since this event: that upload no longer exists,
+        # and a newer one has its own event.
+        log.warning("upload %s is gone (%s); nothing to convert", source.key, exc)
+        return "skipped"
+    try:
+        manifest = _write_manifest(source, doc, bucket, settings, started)
+        _publish_chunks(doc, manifest, bucket, chunks)
+    finally:
+        doc.close()
     bucket.put(keys.job_prefix(job_id) + "sent", b"")
     return "split"
 
 
-def _split(source: Source, bucket: Bucket, settings: Settings, started: float) -> JobManifest:
+def _open(source: Source, bucket: Bucket, settings: Settings) -> pdfium.PdfDocument:
     if source.size is not None:
         check_size(source.size, settings.max_bytes)  # before downloading a file too large
     data = bucket.get(source.key, if_match=source.etag or None, version_id=source.version_id)
-    doc = open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages)
-    try:
-        pages = len(doc)
-        outline = outline_of(doc)
-        plan = plan_chunks(pages, settings.chunk_pages)
-        for chunk, pdf in cut_chunks(doc, plan):
-            bucket.put(
-                keys.chunk_pdf(source.job_id, chunk.index), pdf, content_type="application/pdf"
-            )
-    finally:
-        doc.close()
+    return open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages)
+
+
+def _write_manifest(
+    source: Source, doc: pdfium.PdfDocument, bucket: Bucket, settings: Settings, started: float
+) -> JobManifest:
+    """The plan, written before any chunk is sent: a result never precedes its manifest."""
+    pages = len(doc)
     manifest = JobManifest(
         job_id=source.job_id,
         rel=keys.rel_of(source.key),
         source=source,
         pages=pages,
-        chunks=plan,
-        outline=outline,
+        chunks=plan_chunks(pages, settings.chunk_pages),
+        outline=outline_of(doc),
         created_at=started,
         split_s=time.time() - started,
     )
@@ -82,12 +94,33 @@ def _split(source: Source, bucket: Bucket, settings: Settings, started: float) -
             if_none_match=True,
         )
     except PreconditionFailed:
-        # A twin delivery of this event split it concurrently; its manifest is the job's.
+        # An earlier or concurrent run of this event planned it; its manifest is the job's.
         return JobManifest.model_validate_json(bucket.get(keys.manifest(source.job_id)))
     return manifest
 
 
-def _send(manifest: JobManifest, chunks: Queue) -> None:
+def _publish_chunks(
+    doc: pdfium.PdfDocument, manifest: JobManifest, bucket: Bucket, chunks: Queue
+) -> None:
+    """Cut, write and announce the chunks in order, a batch of messages as soon as its chunks
+    are written, so the first runner starts while later chunks are still being cut."""
+    with ThreadPoolExecutor(_PUT_THREADS) as pool:
+        pending: list[tuple[ChunkSpec, Future[str]]] = []
+        for chunk, pdf in cut_chunks(doc, manifest.chunks):
+            key = keys.chunk_pdf(manifest.job_id, chunk.index)
+            pending.append(
+                (chunk, pool.submit(bucket.put, key, pdf, content_type="application/pdf"))
+            )
+            if len(pending) == SQS_BATCH or chunk is manifest.chunks[-1]:
+                _send(manifest, pending, chunks)
+                pending = []
+
+
+def _send(
+    manifest: JobManifest, pending: list[tuple[ChunkSpec, Future[str]]], chunks: Queue
+) -> None:
+    for _, written in pending:
+        written.result()  # a message never announces a chunk PDF that is not there yet
     now = time.time()
     chunks.send_all(
         [
@@ -98,7 +131,7 @@ def _send(manifest: JobManifest, chunks: Queue) -> None:
                 chunk_count=len(manifest.chunks),
                 sent_at=now,
             ).model_dump_json()
-            for chunk in manifest.chunks
+            for chunk, _ in pending
         ]
     )
 
