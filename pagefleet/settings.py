@@ -43,6 +43,12 @@ class Settings(BaseSettings):
         "never (off), or every page (force).",
     )
     workers: int = Field(0, ge=0, description="Worker processes; 0 means one per CPU core.")
+    convert_threads: int = Field(
+        0,
+        ge=0,
+        description="CPU threads one conversion may use (OCR); 0 means all cores. The "
+        "supervisor gives each of W CPU workers cores // W, so their pools do not fight.",
+    )
     convert_timeout_s: float = Field(
         300.0, gt=0, description="A chunk conversion running longer is stopped and fails."
     )

@@ -194,11 +194,14 @@ def plan_workers(
 
     gpus = _selected(inventory.gpus(), config.gpus) if inventory is not None else []
     if not gpus:
-        count = settings.workers or os.cpu_count() or 1
-        notes.append(f"no GPU: running {count} CPU workers")
+        cores = os.cpu_count() or 1
+        count = settings.workers or cores
+        # Each worker's thread pools (OCR) get a share of the cores, not all of them each.
+        threads = settings.convert_threads or max(1, cores // count)
+        notes.append(f"no GPU: running {count} CPU workers, {threads} threads each")
         for _ in range(count):
             # An empty list hides any GPU the driver might still expose: CPU mode means CPU.
-            add(None, {"CUDA_VISIBLE_DEVICES": ""})
+            add(None, {"CUDA_VISIBLE_DEVICES": "", "PAGEFLEET_CONVERT_THREADS": str(threads)})
         return specs, notes
 
     for gpu in gpus:

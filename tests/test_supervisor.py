@@ -310,9 +310,11 @@ async def test_cpu_mode_runs_settings_workers_and_says_so_once(
     # Every worker failed once and was restarted; the CPU-mode line still appears once.
     assert [slot.exit_codes for slot in supervisor.slots] == [[3, 0]] * 3
     notes = [e["note"] for e in sink.events("plan")]
-    assert notes == ["no GPU: running 3 CPU workers"]
+    threads = max(1, (os.cpu_count() or 1) // 3)
+    assert notes == [f"no GPU: running 3 CPU workers, {threads} threads each"]
     assert sink.events("plan")[0]["inventory"].startswith("NVML unavailable")
     assert all(e["CUDA_VISIBLE_DEVICES"] == "" for e in worker_envs(root))
+    assert all(e["PAGEFLEET_CONVERT_THREADS"] == str(threads) for e in worker_envs(root))
     assert listing(root, "done") == [f"chunk-{i:03d}" for i in range(9)]
 
 

@@ -28,12 +28,14 @@ _SAME_SIZE = 0.3
 
 
 @cache
-def _engine() -> Any:
+def _engine(threads: int) -> Any:
     import onnxruntime
     from rapidocr_onnxruntime import RapidOCR
 
     cuda = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
-    return RapidOCR(det_use_cuda=cuda, cls_use_cuda=cuda, rec_use_cuda=cuda)
+    # onnxruntime's pool takes every core by default (-1): W workers would oversubscribe.
+    pool = {"intra_op_num_threads": threads, "inter_op_num_threads": 1} if threads else {}
+    return RapidOCR(det_use_cuda=cuda, cls_use_cuda=cuda, rec_use_cuda=cuda, **pool)
 
 
 def render_scale(width: float, height: float) -> float:
@@ -42,8 +44,9 @@ def render_scale(width: float, height: float) -> float:
     return min(_SCALE, _MAX_SIDE_PX / longest)
 
 
-def ocr_lines(page: pdfium.PdfPage, width: float, height: float) -> list[Line]:
-    """Text lines read from the page's rendering, top to bottom, coordinates in points."""
+def ocr_lines(page: pdfium.PdfPage, width: float, height: float, threads: int = 0) -> list[Line]:
+    """Text lines read from the page's rendering, top to bottom, coordinates in points;
+    ``threads`` caps the CPU threads (0: all cores)."""
     scale = render_scale(width, height)
     if min(width, height) * scale < _MIN_SIDE_PX:
         return []
@@ -52,7 +55,7 @@ def ocr_lines(page: pdfium.PdfPage, width: float, height: float) -> list[Line]:
         image = np.ascontiguousarray(bitmap.to_numpy()[:, :, :3])
     finally:
         bitmap.close()
-    found, _ = _engine()(image)
+    found, _ = _engine(threads)(image)
     lines: list[Line] = []
     boxes = []
     for box, text, _score in found or ():

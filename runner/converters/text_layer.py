@@ -53,16 +53,22 @@ _ITALIC_NAMES = ("italic", "oblique")
 
 
 def extract_pages(
-    pdf_path: str | os.PathLike[str], first_page: int, *, ocr: OcrMode = "auto"
+    pdf_path: str | os.PathLike[str],
+    first_page: int,
+    *,
+    ocr: OcrMode = "auto",
+    ocr_threads: int = 0,
 ) -> list[dict[str, Any]]:
     """One layout dict per page of the file; the first is page ``first_page`` of the document.
 
     Each dict depends only on its page's content, never on the other pages of the file.
+    ``ocr_threads`` caps the CPU threads OCR may use (0: all cores).
     """
     pdf = pdfium.PdfDocument(os.fspath(pdf_path))
     try:
         return [
-            dict(_extract_page(pdf, index, first_page + index, ocr)) for index in range(len(pdf))
+            dict(_extract_page(pdf, index, first_page + index, ocr, ocr_threads))
+            for index in range(len(pdf))
         ]
     finally:
         pdf.close()
@@ -81,15 +87,20 @@ class TextLayerConverter:
 
     def __init__(self, settings: Settings) -> None:
         self.ocr: OcrMode = settings.ocr
+        self.ocr_threads = settings.convert_threads
 
     def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
         return [
             PageContent(number=page["number"], layout=page, ocr=page["ocr"])
-            for page in extract_pages(pdf_path, first_page, ocr=self.ocr)
+            for page in extract_pages(
+                pdf_path, first_page, ocr=self.ocr, ocr_threads=self.ocr_threads
+            )
         ]
 
 
-def _extract_page(pdf: pdfium.PdfDocument, index: int, number: int, ocr: OcrMode) -> Page:
+def _extract_page(
+    pdf: pdfium.PdfDocument, index: int, number: int, ocr: OcrMode, ocr_threads: int
+) -> Page:
     page = pdf[index]
     textpage = None
     try:
@@ -106,7 +117,7 @@ def _extract_page(pdf: pdfium.PdfDocument, index: int, number: int, ocr: OcrMode
         use_ocr = ocr == "force" or (ocr == "auto" and _needs_ocr(page, lines))
         tables: list[TableBlock] = []
         if use_ocr:
-            lines = ocr_lines(page, width, height)
+            lines = ocr_lines(page, width, height, ocr_threads)
         elif textpage is not None and rotation == 0:
             tables = _tables(page, textpage, bbox, height)
             lines = [ln for ln in lines if not any(_inside(ln["bbox"], t["bbox"]) for t in tables)]
