@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     with LocalPipeline(settings, workers=args.workers, log_file=str(log_file)) as pipeline:
         assert pipeline.stack is not None
         bucket = Bucket(pipeline.stack.s3, pipeline.settings.bucket)
+        pipeline.wait_ready()  # pages/s counts conversion, not Python start-up
         submission = Submission.upload(bucket, source)
         if not submission.files:
             console.print(f"[yellow]no PDFs under {source}")
