@@ -6,6 +6,8 @@ the runners run as ``python -m runner``, exactly the command the ECS task runs.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import signal
@@ -15,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pagefleet.local.dispatch import Dispatcher
 from pagefleet.local.provision import Stack, create_stack
@@ -113,12 +116,20 @@ class LocalPipeline:
             stderr=log,
         )
 
-    def ready_workers(self) -> int:
-        """Workers that have built their converter and opened the chunks queue: a worker
-        writes its state file only then (runner/worker.py, Worker.run)."""
+    def worker_states(self) -> list[dict[str, Any]]:
+        """The state each warm worker last wrote (runner/worker.py, Worker._write_state): a
+        worker writes it once it has built its converter and opened the chunks queue, and
+        again whenever it takes or finishes a chunk."""
         if self._runner_tmp is None:
-            return 0
-        return len(list(self._runner_tmp.glob("*/worker-*.json")))
+            return []
+        states = []
+        for path in sorted(self._runner_tmp.glob("*/worker-*.json")):
+            with contextlib.suppress(OSError, ValueError):  # replaced or gone meanwhile
+                states.append(json.loads(path.read_text()))
+        return states
+
+    def ready_workers(self) -> int:
+        return len(self.worker_states())
 
     def wait_ready(self, workers: int | None = None, timeout_s: float = 120) -> None:
         """Return once ``workers`` runner workers (default: as many as were asked for) are
