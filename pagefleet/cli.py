@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
         submission.download(out)
     console.print(_summary(submission, out))
     console.print(
-        f"{progress.pages_done} pages in {progress.documents} documents, "
-        f"{progress.pages_per_s:.1f} pages/s; outputs in {out}"
+        f"{progress.pages_done} pages in {progress.documents} documents in "
+        f"{progress.seconds:.1f} s, {progress.pages_per_s:.1f} pages/s; outputs in {out}"
     )
     failed = [r for r in submission.records.values() if r.status != "done"]
     return 1 if failed else 0

@@ -39,11 +39,15 @@ class Progress:
     pages: int = 0
     pages_done: int = 0
     started: float = field(default_factory=time.perf_counter)
+    finished: float | None = None  # set when the last record lands: the rate stops there
+
+    @property
+    def seconds(self) -> float:
+        return (self.finished or time.perf_counter()) - self.started
 
     @property
     def pages_per_s(self) -> float:
-        elapsed = time.perf_counter() - self.started
-        return self.pages_done / elapsed if elapsed > 0 else 0.0
+        return self.pages_done / self.seconds if self.seconds > 0 else 0.0
 
 
 @dataclass
@@ -80,7 +84,10 @@ class Submission:
                 )
         progress.documents_done = len(self.records)
         progress.pages_done = self._pages_converted()
-        return len(self.records) == len(self.files)
+        if len(self.records) == len(self.files):
+            progress.finished = progress.finished or time.perf_counter()
+            return True
+        return False
 
     def _pages_converted(self) -> int:
         done = 0
