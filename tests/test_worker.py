@@ -53,17 +53,25 @@ def _wait_until_holding(state: Path, proc: subprocess.Popen, timeout_s: float = 
     raise TimeoutError("the worker never took the chunk")
 
 
+def _sigterm_while_holding(
+    local: LocalPipeline, pdf: Path, state: Path, rel: str, drain_timeout_s: float
+) -> Bucket:
+    """Upload ``pdf``, let one worker take its chunk, SIGTERM it; it must exit cleanly."""
+    assert local.stack is not None
+    bucket = Bucket(local.stack.s3, local.settings.bucket)
+    upload(bucket, rel, pdf.read_bytes())
+    worker = _start_worker(local, state, drain_timeout_s=drain_timeout_s)
+    _wait_until_holding(state, worker)
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(drain_timeout_s + 30) == 0
+    return bucket
+
+
 def test_sigterm_drains_the_chunk_in_hand(
     no_runner: LocalPipeline, big_pdf: Path, tmp_path: Path
 ) -> None:
-    assert no_runner.stack is not None
-    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
-    upload(bucket, "drained", big_pdf.read_bytes())
     state = tmp_path / "state.json"
-    worker = _start_worker(no_runner, state, drain_timeout_s=60)
-    _wait_until_holding(state, worker)
-    worker.send_signal(signal.SIGTERM)
-    assert worker.wait(60) == 0
+    bucket = _sigterm_while_holding(no_runner, big_pdf, state, "drained", drain_timeout_s=60)
     record = wait_for_record(bucket, "drained")
     assert record.status == "done" and record.chunks[0].attempts == 1
     final = json.loads(state.read_text())
@@ -73,17 +81,13 @@ def test_sigterm_drains_the_chunk_in_hand(
 def test_sigterm_past_the_drain_deadline_releases_the_chunk(
     no_runner: LocalPipeline, big_pdf: Path, tmp_path: Path
 ) -> None:
-    assert no_runner.stack is not None
-    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
-    upload(bucket, "released", big_pdf.read_bytes())
     state = tmp_path / "state.json"
-    worker = _start_worker(no_runner, state, drain_timeout_s=0)
-    _wait_until_holding(state, worker)
-    worker.send_signal(signal.SIGTERM)
-    assert worker.wait(30) == 0
+    bucket = _sigterm_while_holding(no_runner, big_pdf, state, "released", drain_timeout_s=0)
+    assert no_runner.stack is not None
     # Released, not lost: visible again at once (not after the 30 s lease), and no result yet.
     sqs, url = no_runner.stack.sqs, no_runner.stack.queue_urls["chunks"]
     messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
     assert len(messages) == 1
-    assert json.loads(messages[0]["Body"])["chunk"]["index"] == 0
-    assert bucket.list_keys(keys.results_prefix(json.loads(messages[0]["Body"])["job_id"])) == []
+    body = json.loads(messages[0]["Body"])
+    assert body["chunk"]["index"] == 0
+    assert bucket.list_keys(keys.results_prefix(body["job_id"])) == []
