@@ -23,8 +23,7 @@ def bucket(settings: Settings, name: str | None = None) -> Bucket:
 
 @cache
 def _queue(role: str, prefix: str, endpoint_url: str | None, region: str) -> Queue:
-    settings = Settings(endpoint_url=endpoint_url, region=region, queue_prefix=prefix)
-    return Queue.named(_client("sqs", endpoint_url, region), queue_name(settings, role))
+    return Queue.named(_client("sqs", endpoint_url, region), queue_name(prefix, role))
 
 
 def queue(settings: Settings, role: str) -> Queue:

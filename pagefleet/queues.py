@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from pagefleet.aws import transient_retry
-from pagefleet.settings import Settings
 
 SQS_BATCH = 10  # SendMessageBatch and ReceiveMessage take at most 10 messages
 
 
-def queue_name(settings: Settings, role: str) -> str:
-    return f"{settings.queue_prefix}-{role}"
+def queue_name(prefix: str, role: str) -> str:
+    """``<prefix>-<role>``: the one naming rule the local stack, Terraform and clients share."""
+    return f"{prefix}-{role}"
 
 
 class QueueError(Exception):

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pagefleet import keys
+from pagefleet.queues import queue_name
 from pagefleet.settings import Settings
 
 DAY_S = 86_400
@@ -32,10 +33,10 @@ class QueueSpec(BaseModel):
     max_message_size: int = 262_144
 
     def name(self, prefix: str) -> str:
-        return f"{prefix}-{self.role}"
+        return queue_name(prefix, self.role)
 
     def dlq_name(self, prefix: str) -> str:
-        return f"{prefix}-{self.role}-dlq"
+        return queue_name(prefix, self.role) + "-dlq"
 
 
 class NotificationSpec(BaseModel):

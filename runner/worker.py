@@ -59,7 +59,9 @@ class Worker:
                 async_client("sqs", self.settings) as sqs,
             ):
                 self.s3 = s3
-                self.queue = await AsyncQueue.named(sqs, queue_name(self.settings, "chunks"))
+                self.queue = await AsyncQueue.named(
+                    sqs, queue_name(self.settings.queue_prefix, "chunks")
+                )
                 self._write_state()
                 await self._poll()
         finally:
@@ -113,9 +115,9 @@ class Worker:
         self.held = 1
         self._write_state()
         heartbeat = asyncio.ensure_future(self._heartbeat(receipt))
+        bucket = AsyncBucket(self.s3, chunk_message.bucket)
         try:
-            result = await self._convert(chunk_message, attempts)
-            bucket = AsyncBucket(self.s3, chunk_message.bucket)
+            result = await self._convert(bucket, chunk_message, attempts)
             key = keys.chunk_result(chunk_message.job_id, chunk_message.chunk.index)
             if result.status == "failed" and attempts < self.settings.max_attempts:
                 log.warning(
@@ -143,8 +145,9 @@ class Worker:
             self.held = 0
             self._write_state()
 
-    async def _convert(self, message: ChunkMessage, attempts: int) -> ChunkResult:
-        bucket = AsyncBucket(self.s3, message.bucket)
+    async def _convert(
+        self, bucket: AsyncBucket, message: ChunkMessage, attempts: int
+    ) -> ChunkResult:
         started = time.time()
         base = dict(
             job_id=message.job_id,

@@ -19,18 +19,6 @@ class Stack:
     queue_arns: dict[str, str] = field(default_factory=dict)
     dlq_arns: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def env(self) -> dict[str, str]:
-        """The environment a handler or runner process needs to reach this stack."""
-        env = {
-            "PAGEFLEET_BUCKET": self.settings.bucket,
-            "PAGEFLEET_QUEUE_PREFIX": self.settings.queue_prefix,
-            "PAGEFLEET_REGION": self.settings.region,
-        }
-        if self.settings.endpoint_url:
-            env["PAGEFLEET_ENDPOINT_URL"] = self.settings.endpoint_url
-        return env
-
 
 def _arn(sqs: Any, url: str) -> str:
     return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
