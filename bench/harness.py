@@ -27,12 +27,12 @@ from bench.synthetic import cached_synthetic
 from pagefleet import keys
 from pagefleet.aws import client
 from pagefleet.local import MotoServer
-from pagefleet.local.batch import count_pages, find_pdfs
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import ChunkResult, JobManifest, JobRecord
 from pagefleet.planning import plan_chunks
 from pagefleet.settings import Settings, load_settings
 from pagefleet.storage import Bucket, NotFound
+from pagefleet.submission import count_pages, find_pdfs
 
 # Job records are objects in S3: nothing to await, so they are looked for at this interval.
 # Latency does not depend on it: it is taken from the time stamped in the record.

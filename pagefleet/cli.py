@@ -15,18 +15,18 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pagefleet.local.batch import Progress as RunProgress
-from pagefleet.local.batch import Submission
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
+from pagefleet.submission import Progress as RunProgress
+from pagefleet.submission import Submission
 
 console = Console(stderr=True)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.input is None:
-        from pagefleet.demo import write_demo_set
+        from pagefleet.local.demo import write_demo_set
 
         source = Path(tempfile.mkdtemp(prefix="pagefleet-demo-"))
         write_demo_set(source)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pagefleet import keys
 from pagefleet.local import MotoServer
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobRecord
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
+from pagefleet.submission import await_records
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 _names = itertools.count()
@@ -66,16 +66,5 @@ def bucket(pipeline: LocalPipeline) -> Bucket:
 
 
 def wait_for_record(bucket: Bucket, rel: str, timeout_s: float = 120) -> JobRecord:
-    """The job record of ``rel`` once the pipeline has written it (S3 offers nothing to await)."""
-    deadline = time.monotonic() + timeout_s
-    while bucket.head(keys.outbox_record(rel)) is None:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no job record for {rel} after {timeout_s} s")
-        time.sleep(0.1)
-    return JobRecord.model_validate_json(bucket.get(keys.outbox_record(rel)))
-
-
-def upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> str:
-    key = f"{keys.INBOX}{rel}{suffix}"
-    bucket.put(key, data, content_type="application/pdf")
-    return key
+    """The job record of ``rel`` once the pipeline has written it."""
+    return await_records(bucket, [rel], timeout_s=timeout_s)[rel]

@@ -13,10 +13,10 @@ from bench.harness import STAGES, Job, _document, job_stages
 from bench.sampling import CONVERTER, HARNESS, SUPERVISOR, WORKER, ResourceSampler, role_of
 from bench.synthetic import synthetic_pdf
 from pagefleet.local import MotoServer
-from pagefleet.local.batch import count_pages
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import ChunkResult, ChunkSpec, JobManifest, JobRecord, Source, StageTimings
 from pagefleet.settings import Settings
+from pagefleet.submission import count_pages
 
 
 def test_synthetic_pdf_has_the_pages_asked_for(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pagefleet.demo import report_pdf
+from pagefleet.local.demo import report_pdf
 
 
 def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:

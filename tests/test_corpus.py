@@ -14,8 +14,9 @@ from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobRecord
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
+from pagefleet.submission import upload
 from runner.converters.text_layer import convert_document
-from tests.conftest import corpus_dir, upload, wait_for_record
+from tests.conftest import corpus_dir, wait_for_record
 
 MANUAL = "unstructured__irs-irm-400p"
 

@@ -14,13 +14,14 @@ import pytest
 
 from pagefleet import keys
 from pagefleet.completion import complete_job
-from pagefleet.demo import report_pdf
+from pagefleet.local.demo import report_pdf
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobManifest
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
+from pagefleet.submission import upload
 from runner.converters.text_layer import convert_document
-from tests.conftest import corpus_dir, upload, wait_for_record
+from tests.conftest import corpus_dir, wait_for_record
 
 ERROR_CODES = {
     "not_pdf",

@@ -631,10 +631,11 @@ def test_sigterm_drains_real_workers_without_losing_a_chunk(
 ) -> None:
     """`python -m runner` with runner.worker: SIGTERM while chunks are held drains every worker
     to a clean exit, and no chunk is lost: the job completes once runners start again."""
-    from pagefleet.demo import report_pdf
+    from pagefleet.local.demo import report_pdf
     from pagefleet.local.pipeline import LocalPipeline
     from pagefleet.storage import Bucket
-    from tests.conftest import upload, wait_for_record
+    from pagefleet.submission import upload
+    from tests.conftest import wait_for_record
 
     # Chunks of about a second each, so SIGTERM finds them in hand.
     document = report_pdf(tmp_path / "long.pdf", sections=600, seed=5)

@@ -23,7 +23,8 @@ from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.local.provision import Stack, create_stack
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
-from tests.conftest import upload, wait_for_record
+from pagefleet.submission import upload
+from tests.conftest import wait_for_record
 
 ROOT = Path(__file__).resolve().parents[1]
 TF_DIR = ROOT / "terraform"

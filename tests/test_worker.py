@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from pagefleet import keys
-from pagefleet.demo import report_pdf
+from pagefleet.local.demo import report_pdf
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.settings import Settings, settings_env
 from pagefleet.storage import Bucket
-from tests.conftest import upload, wait_for_record
+from pagefleet.submission import upload
+from tests.conftest import wait_for_record
 
 
 @pytest.fixture(scope="module")
