@@ -1,8 +1,11 @@
 """Build build/lambda.zip: the handlers, the core and manylinux wheels for the Lambda runtime.
 
-The wheels are chosen for the Lambda platform (not this machine's), with the versions pinned in
-pyproject.toml; the zip is byte-for-byte reproducible (sorted entries, fixed timestamps), so an
-unchanged tree gives Terraform an unchanged ``source_code_hash`` and no redeploy.
+Nothing in it is chosen by hand: the wheels are pyproject.toml's core ``dependencies`` (the
+extras are for the runner, the embedded stack and the tools), resolved for the Lambda platform
+(not this machine's) at the lock's versions; the sources are the modules the handlers import,
+followed from ``handlers/`` through every ``import`` of ``handlers`` or ``pagefleet``. The
+zip is byte-for-byte reproducible (sorted entries, fixed timestamps), so an unchanged tree
+gives Terraform an unchanged ``source_code_hash`` and no redeploy.
 
     python docker/build_lambda_package.py [--output build/lambda.zip] [--arch x86_64|arm64]
 """
@@ -10,6 +13,7 @@ unchanged tree gives Terraform an unchanged ``source_code_hash`` and no redeploy
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import shutil
 import subprocess
@@ -20,18 +24,8 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("handlers", "pagefleet")
-# Local-only code: the embedded moto stack and its batch tool are never run in Lambda.
-EXCLUDED_SOURCES = ("pagefleet/local",)
-# What the handlers import at run time. boto3 is in the runtime too, but ours is pinned.
-RUNTIME_DEPENDENCIES = (
-    "pydantic",
-    "pydantic-settings",
-    "pypdfium2",
-    "tenacity",
-    "aws-lambda-powertools",
-    "boto3",
-)
+HANDLERS = "handlers"
+OUR_PACKAGES = ("handlers", "pagefleet")
 PYTHON_VERSION = "3.12"  # the python3.12 runtime of terraform/modules/functions
 PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
 # Lambda's limits for a zip uploaded directly and for the unpacked function.
@@ -41,17 +35,12 @@ FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def pinned_requirements() -> list[str]:
-    """``name==version`` for each runtime dependency, from pyproject.toml's exact pins."""
+    """The core dependencies, each pinned exactly (the extras never reach the Lambda)."""
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    pins = {}
-    for requirement in declared:
-        match = re.fullmatch(r"([A-Za-z0-9_.-]+)(\[[^\]]*\])?==(\S+)", requirement.strip())
-        if match:
-            pins[_normalise(match.group(1))] = f"{match.group(1)}=={match.group(3)}"
-    missing = [d for d in RUNTIME_DEPENDENCIES if _normalise(d) not in pins]
-    if missing:
-        raise SystemExit(f"pyproject.toml pins no exact version of {', '.join(missing)}")
-    return [pins[_normalise(d)] for d in RUNTIME_DEPENDENCIES]
+    loose = [r for r in declared if not re.fullmatch(r"[A-Za-z0-9_.-]+(\[[^\]]*\])?==\S+", r)]
+    if loose:
+        raise SystemExit(f"pyproject.toml pins no exact version of {', '.join(loose)}")
+    return list(declared)
 
 
 def _normalise(name: str) -> str:
@@ -87,15 +76,50 @@ def install_wheels(target: Path, arch: str) -> None:
     )
 
 
+def imported_modules(source: str) -> set[str]:
+    """Every module an ``import`` in ``source`` may load, at any depth (lazy imports too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            # `from pagefleet import keys` may name a module.
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def module_path(module: str) -> Path | None:
+    """The source file of one of our modules, relative to the repository, if it is one."""
+    base = Path(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if (ROOT / candidate).is_file():
+            return candidate
+    return None
+
+
+def handler_sources() -> list[Path]:
+    """``handlers/`` and every module of ours they import, with their packages' __init__."""
+    pending = [f"{HANDLERS}.{path.stem}" for path in (ROOT / HANDLERS).glob("*.py")]
+    files: set[Path] = set()
+    while pending:
+        module = pending.pop()
+        parts = module.split(".")
+        if parts[0] not in OUR_PACKAGES or (path := module_path(module)) is None:
+            continue
+        if path in files:
+            continue
+        files.add(path)
+        # Importing a.b.c runs a/__init__.py and a/b/__init__.py first.
+        pending.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+        pending.extend(imported_modules((ROOT / path).read_text()))
+    return sorted(files)
+
+
 def copy_sources(target: Path) -> None:
-    for package in SOURCES:
-        shutil.copytree(
-            ROOT / package,
-            target / package,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
-    for excluded in EXCLUDED_SOURCES:
-        shutil.rmtree(target / excluded, ignore_errors=True)
+    for path in handler_sources():
+        (target / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / path, target / path)
 
 
 def write_zip(tree: Path, output: Path) -> int:
@@ -147,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sources-only",
         action="store_true",
-        help="only handlers/ and pagefleet/, no wheels (for offline tests against moto)",
+        help="only the handlers and the core modules they import, no wheels (offline tests)",
     )
     args = parser.parse_args(argv)
     build(args.output, arch=args.arch, wheels=not args.sources_only)

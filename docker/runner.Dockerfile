@@ -39,7 +39,7 @@ COPY runner ./runner
 # The lock pins everything pagefleet itself uses; marker-pdf 2.0.0 pins its own tree and needs
 # pillow<11, which the dev tools' pillow in the lock would contradict.
 RUN grep -v '^pillow==' requirements.lock > /tmp/constraints.txt \
-    && pip install -c /tmp/constraints.txt '.[marker]' \
+    && pip install -c /tmp/constraints.txt '.[runner,marker]' \
     && rm /tmp/constraints.txt
 
 # Bake the weights the runner's own model servers load (rf-detr layout and its order head, the

@@ -11,11 +11,18 @@ import tempfile
 import threading
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+try:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
 
-from pagefleet.local.pipeline import LocalPipeline
+    from pagefleet.local.demo import write_demo_set
+    from pagefleet.local.pipeline import LocalPipeline
+except ModuleNotFoundError as missing:  # a Lambda or runner install: the core only
+    raise SystemExit(
+        f"the pagefleet command needs the embedded stack's extra ({missing.name} is missing): "
+        "pip install 'pagefleet[local]'"
+    ) from None
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 from pagefleet.submission import Progress as RunProgress
@@ -26,8 +33,6 @@ console = Console(stderr=True)
 
 def run(args: argparse.Namespace) -> int:
     if args.input is None:
-        from pagefleet.local.demo import write_demo_set
-
         source = Path(tempfile.mkdtemp(prefix="pagefleet-demo-"))
         write_demo_set(source)
         console.print(f"[bold]demo set[/] written to {source}")

@@ -7,6 +7,7 @@ import hashlib
 import importlib.util
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -77,10 +78,30 @@ def _top_level_imports(source: str) -> set[str]:
 
 def test_sources_only_package_holds_the_handlers_and_core(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(_build(tmp_path, "--sources-only")).namelist())
-    assert {"handlers/splitter.py", "handlers/completion.py", "pagefleet/stack.py"} <= names
+    assert {"handlers/splitter.py", "handlers/completion.py", "pagefleet/assembly.py"} <= names
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+    # The embedded stack and the command are above the handlers: no import leads to them.
     assert not any(n.startswith("pagefleet/local/") for n in names), "moto-only code stays out"
-    assert not any(n.startswith(("tests/", "runner/")) for n in names)
+    assert not {"pagefleet/cli.py", "pagefleet/submission.py"} & names
+    assert not any(n.startswith(("tests/", "runner/", "bench/")) for n in names)
+
+
+def test_the_wheels_are_the_core_dependencies_and_no_extra() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert builder.pinned_requirements() == project["dependencies"]
+    extras = project["optional-dependencies"]
+    local_only = {builder._normalise(r.split("==")[0].split("[")[0]) for r in extras["local"]}
+    core = {builder._normalise(r.split("==")[0].split("[")[0]) for r in project["dependencies"]}
+    assert {"moto", "rich", "fpdf2"} <= local_only
+    assert not local_only & core
+
+
+def test_the_package_holds_no_embedded_stack_dependency(full_package: zipfile.ZipFile) -> None:
+    top_level = {n.split("/")[0] for n in full_package.namelist()}
+    for unwanted in ("moto", "rich", "fpdf", "aiobotocore", "pdftext", "rapidocr_onnxruntime"):
+        assert not {t for t in top_level if t == unwanted or t.startswith(f"{unwanted}-")}, (
+            f"{unwanted} is in the Lambda package"
+        )
 
 
 def test_builds_are_byte_identical(tmp_path: Path) -> None:
@@ -111,7 +132,8 @@ def test_pinned_versions_are_the_locked_ones(full_package: zipfile.ZipFile) -> N
     for d in dist_infos:
         name, version = d[: -len(".dist-info")].rsplit("-", 1)
         versions[builder._normalise(name)] = version
-    for dependency in (*builder.RUNTIME_DEPENDENCIES, "botocore", "pydantic-core"):
+    core = [r.split("==")[0].split("[")[0] for r in builder.pinned_requirements()]
+    for dependency in (*core, "botocore", "pydantic-core"):
         assert versions[builder._normalise(dependency)] == locked[builder._normalise(dependency)]
 
 

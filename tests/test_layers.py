@@ -1,0 +1,116 @@
+"""Every import points down: the embedded stack and the command compose the handlers and the
+runner, which use the core; nothing below imports what is above it, and each deployable runs
+without the extras it does not install (pyproject.toml's groups)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# The top layer: the embedded stack (pagefleet/local/) and the `pagefleet` command.
+TOP = ("pagefleet.local", "pagefleet.cli")
+LOCAL_EXTRA = ("moto", "rich", "fpdf")  # pyproject.toml's `local` extra
+RUNNER_EXTRA = ("aiobotocore", "pdftext", "rapidocr_onnxruntime", "psutil", "pynvml")
+
+
+def _modules(package: str) -> dict[str, Path]:
+    found = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        if path.name == "__main__.py":  # importing it runs the program
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+CORE = {m: p for m, p in _modules("pagefleet").items() if not _within(m, TOP)}
+HANDLERS = _modules("handlers")
+RUNNER = _modules("runner")
+
+
+def _imports(path: Path) -> set[str]:
+    """Every absolute import in the file, at any depth (a lazy import is still a dependency)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _violations(modules: dict[str, Path], forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        f"{name} imports {imported}"
+        for name, path in modules.items()
+        for imported in sorted(_imports(path))
+        if _within(imported, forbidden)
+    ]
+
+
+def test_the_layers_are_not_empty() -> None:
+    # A rename that empties a layer would make the checks below pass vacuously.
+    assert "pagefleet.keys" in CORE and "pagefleet.local.pipeline" not in CORE
+    assert "handlers.splitter" in HANDLERS and "runner.worker" in RUNNER
+
+
+def test_the_core_imports_neither_handlers_nor_runner_nor_the_top_layer() -> None:
+    assert _violations(CORE, ("handlers", "runner", *TOP, *LOCAL_EXTRA)) == []
+
+
+def test_handlers_and_runner_import_nothing_above_them_or_each_other() -> None:
+    assert _violations(HANDLERS, ("runner", *TOP, *LOCAL_EXTRA)) == []
+    assert _violations(RUNNER, ("handlers", *TOP, *LOCAL_EXTRA)) == []
+
+
+def _import_with_absent(absent: tuple[str, ...], modules: list[str]) -> subprocess.CompletedProcess:
+    """Import ``modules`` in a fresh interpreter in which ``absent`` cannot be imported, as in
+    an install without the extra that brings them."""
+    script = textwrap.dedent(
+        f"""
+        import importlib, importlib.abc, sys
+
+        class Absent(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {absent!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+                return None
+
+        sys.meta_path.insert(0, Absent())
+        for module in {modules!r}:
+            importlib.import_module(module)
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_core_handlers_and_runner_import_without_the_local_extra() -> None:
+    # The marker converter imports marker-pdf, an extra of its own, inside its functions.
+    modules = [*CORE, *HANDLERS, *RUNNER]
+    result = _import_with_absent(LOCAL_EXTRA, modules)
+    assert result.returncode == 0, result.stderr
+
+
+def test_core_and_handlers_import_with_only_the_core_dependencies() -> None:
+    # What the Lambda package holds: no runner extra either.
+    result = _import_with_absent((*LOCAL_EXTRA, *RUNNER_EXTRA), [*CORE, *HANDLERS])
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_command_without_the_local_extra_says_what_to_install() -> None:
+    result = _import_with_absent(LOCAL_EXTRA, ["pagefleet.cli"])
+    assert result.returncode != 0
+    assert "pip install 'pagefleet[local]'" in result.stderr
+    assert "Traceback" not in result.stderr
