@@ -20,15 +20,18 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 from pdftext.extraction import plain_text_output
 
 from pagefleet.layout.outline import read_outline
 from pagefleet.layout.render import find_furniture, render_document, title_key
+from pagefleet.layout.schema import OutlineEntry
 from pagefleet.layout.segment import line_text
 from runner.converters.text_layer import extract_pages
 
@@ -72,7 +75,7 @@ def lcs_length(a: list[str], b: list[str]) -> int:
     return len(a) - v.bit_count()
 
 
-def reference_words(pdf_path: Path, pages: list[dict]) -> list[str]:
+def reference_words(pdf_path: Path, pages: Sequence[Mapping[str, Any]]) -> list[str]:
     """pdfium's text layer, page by page, less the lines the renderer took for furniture."""
     furniture = find_furniture(pages)
     removed: dict[int, list[list[str]]] = {}
@@ -111,7 +114,7 @@ class HeadingScore:
     levels: float | None  # share of consecutive found titles whose level steps agree
 
 
-def heading_score(markdown: str, outline: list[dict]) -> HeadingScore:
+def heading_score(markdown: str, outline: Sequence[OutlineEntry]) -> HeadingScore:
     if not outline:
         return HeadingScore(None, None)
     headings = [
@@ -209,16 +212,15 @@ def table(reports: list[DocReport]) -> str:
 
 
 def _overall(reports: list[DocReport]) -> str:
-    text = [r for r in reports if r.word_recall is not None]
-    total_words = sum(r.ref_words for r in text)
-    recall = (
-        sum(r.word_recall * r.ref_words for r in text) / total_words if total_words else None  # type: ignore[operator]
-    )
+    text = [(r.word_recall, r.ref_words) for r in reports if r.word_recall is not None]
+    total_words = sum(n for _, n in text)
+    recall = sum(v * n for v, n in text) / total_words if total_words else None
     with_outline = [r for r in reports if r.outline]
     titles = sum(r.outline for r in with_outline)
 
-    def weighted(pick) -> float | None:  # type: ignore[no-untyped-def]
-        vals = [(pick(r), r.outline) for r in with_outline if pick(r) is not None]
+    def weighted(pick: Callable[[DocReport], float | None]) -> float | None:
+        """Mean of ``pick`` over the documents with an outline, weighted by its titles."""
+        vals = [(v, r.outline) for r in with_outline if (v := pick(r)) is not None]
         return sum(v * n for v, n in vals) / sum(n for _, n in vals) if vals else None
 
     pages = sum(r.pages for r in reports)
