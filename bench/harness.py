@@ -158,7 +158,7 @@ def measure_splitter(docs: list[Document], config: BenchConfig) -> list[dict[str
     for doc in targets:
         raw = _run_json(
             [
-                "bench.splitter",
+                "bench.split_cost",
                 str(doc.path),
                 "--chunk-pages",
                 str(config.chunk_pages),

@@ -1,7 +1,7 @@
 """The splitter's own cost: open, validate, plan and cut one document, in a fresh process.
 
-Run as ``python -m bench.splitter FILE``; prints one JSON object. A fresh process, so the peak
-RSS is the splitter's (plus the interpreter), not the harness's.
+Run as ``python -m bench.split_cost FILE``; prints one JSON object. A fresh process, so the
+peak RSS is the splitter's (plus the interpreter), not the harness's.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pagefleet.settings import load_settings
 def split_once(path: Path, chunk_pages: int) -> tuple[float, int, int]:
     """Seconds, chunk count and chunk bytes for the splitter's work on ``path``.
 
-    The same calls as :func:`pagefleet.splitting._split`, minus the S3 writes: the file is
-    read, opened and checked, planned, and every chunk PDF is cut and held once.
+    The calls of :func:`pagefleet.splitting.split_upload` less the S3 writes and the outline:
+    the file is read, opened and checked, planned, and every chunk PDF is cut and held once.
     """
     settings = load_settings()
     started = time.perf_counter()
@@ -41,7 +41,7 @@ def split_once(path: Path, chunk_pages: int) -> tuple[float, int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.splitter", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.split_cost", description=__doc__)
     parser.add_argument("file", type=Path)
     parser.add_argument("--chunk-pages", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=1)
