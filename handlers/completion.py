@@ -16,14 +16,17 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers import deps
+from handlers import clients
 from pagefleet import keys
 from pagefleet.completion import complete_job, record_dead_chunk
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import ChunkMessage
 from pagefleet.settings import Settings
 
+# One processor per handler: a processor keeps the batch in hand on itself, and the embedded
+# stack runs both handlers on their own threads in one process.
 processor = BatchProcessor(event_type=EventType.SQS)
+dead_letter_processor = BatchProcessor(event_type=EventType.SQS)
 logger = Logger(service="pagefleet-completion")
 metrics = Metrics(namespace="pagefleet", service="completion")
 
@@ -38,7 +41,7 @@ def record_handler(record: SQSRecord) -> None:
         if (parsed := keys.job_of_result(source.key))
     }
     for bucket_name, job_id in sorted(jobs):
-        outcome = complete_job(deps.bucket(settings, bucket_name), job_id)
+        outcome = complete_job(clients.bucket(settings, bucket_name), job_id)
         logger.info("completion check", extra={"job_id": job_id, "outcome": outcome})
         metrics.add_metric(name=f"Completion_{outcome}", unit=MetricUnit.Count, value=1)
 
@@ -46,7 +49,7 @@ def record_handler(record: SQSRecord) -> None:
 def dead_letter_record_handler(record: SQSRecord) -> None:
     message = ChunkMessage.model_validate(json.loads(record.body))
     receive_count = int(record.attributes.approximate_receive_count or 0)
-    record_dead_chunk(deps.bucket(Settings(), message.bucket), message, receive_count)
+    record_dead_chunk(clients.bucket(Settings(), message.bucket), message, receive_count)
     logger.warning(
         "chunk recorded as failed from the DLQ",
         extra={"job_id": message.job_id, "chunk": message.chunk.index},
@@ -70,6 +73,6 @@ def dead_letter_handler(
     return process_partial_response(
         event=event,
         record_handler=dead_letter_record_handler,
-        processor=processor,
+        processor=dead_letter_processor,
         context=context,
     )

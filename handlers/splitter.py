@@ -15,9 +15,9 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers import deps
+from handlers import clients
 from pagefleet import keys
-from pagefleet.events import sources_in_s3_event, sources_in_sqs_body
+from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import Source
 from pagefleet.settings import Settings
 from pagefleet.splitting import split_upload
@@ -33,7 +33,7 @@ def split(source: Source) -> None:
         return
     settings = Settings()
     outcome = split_upload(
-        source, deps.bucket(settings, source.bucket), deps.queue(settings, "chunks"), settings
+        source, clients.bucket(settings, source.bucket), clients.queue(settings, "chunks"), settings
     )
     logger.info(
         "upload handled", extra={"key": source.key, "job_id": source.job_id, "outcome": outcome}
@@ -50,11 +50,6 @@ def record_handler(record: SQSRecord) -> None:
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    records = event.get("Records", [])
-    if records and records[0].get("eventSource") == "aws:s3":  # S3 invoking us directly
-        for source in sources_in_s3_event(event):
-            split(source)
-        return {"batchItemFailures": []}
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

@@ -7,6 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
 
 from pagefleet import keys
 from pagefleet.assembly import job_record, render_markdown
@@ -17,10 +18,13 @@ from pagefleet.storage import Bucket, NotFound, PreconditionFailed
 
 log = logging.getLogger(__name__)
 
+# "already": a twin completion published this job; "superseded": a newer upload of the key did.
+CompletionOutcome = Literal["published", "waiting", "already", "superseded"]
 
-def complete_job(bucket: Bucket, job_id: str) -> str:
-    """Publish job ``job_id`` if all its chunks are in; returns "published", "waiting",
-    "already" (a twin published it) or "superseded". Safe to call any number of times."""
+
+def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
+    """Publish job ``job_id`` if all its chunks are in; returns what happened. Safe to call
+    any number of times."""
     try:
         manifest = _manifest(bucket, job_id)
     except NotFound:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Literal
 
 import pypdfium2 as pdfium
 
@@ -32,9 +33,11 @@ log = logging.getLogger(__name__)
 # Chunk PDFs are written this many at a time; cutting (pdfium) stays on one thread.
 _PUT_THREADS = 8
 
+SplitOutcome = Literal["split", "failed", "skipped"]
 
-def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settings) -> str:
-    """Turn one upload into a job; returns what happened ("split", "failed", "skipped").
+
+def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settings) -> SplitOutcome:
+    """Turn one upload into a job; returns what happened.
 
     Idempotent (rule 1): a ``sent`` marker, written once every chunk message is out, ends
     repeats of the event; a repeat before it (a crashed or concurrent run) does the work again
