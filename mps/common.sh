@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared by start_mps.sh, stop_mps.sh and check_mps.sh: where each GPU's MPS daemon lives.
 # One daemon per GPU, keyed by GPU UUID: UUIDs, unlike indices, are the same on the host and
-# inside a container that sees only some GPUs (runner/supervisor.py looks for <uuid>/pipe).
+# inside a container that sees only some GPUs (runner/worker_plan.py looks for <uuid>/pipe).
 
 # shellcheck disable=SC2034  # used by the scripts that source this file
 MPS_DIR="${PAGEFLEET_MPS_DIR:-/tmp/nvidia-mps}"

@@ -1,5 +1,5 @@
 """``python -m runner``: the supervisor; ``python -m runner --check``: the health check."""
 
-from runner.supervisor import main
+from runner.cli import main
 
 raise SystemExit(main())

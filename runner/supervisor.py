@@ -1,21 +1,18 @@
 """The runner's supervisor: W worker processes per GPU (or per CPU), restarted, drained, watched.
 
-``python -m runner`` runs :func:`main`; ``pagefleet run`` can also build a :class:`Supervisor`
-and await :meth:`Supervisor.run` in its own event loop.
+``python -m runner`` (``runner/cli.py``) runs a :class:`Supervisor`; an application that owns its
+event loop and signals can build one too and await :meth:`Supervisor.run`.
 
-Workers are ``python -m runner.worker`` processes. Each gets its GPU, MPS pipe directory and
-thread share through its environment, and reports its state in a JSON file
-(``PAGEFLEET_WORKER_STATE_FILE``) that the supervisor reads for scale-in protection, health and
-telemetry.
+Workers are ``python -m runner.worker`` processes, planned by ``runner/worker_plan.py``. Each gets
+its GPU, MPS pipe directory and thread share through its environment, and reports its state in a
+file (``runner/worker_state.py``) that the supervisor reads for scale-in protection, its health
+file (``runner/health.py``) and telemetry.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import json
-import math
 import os
 import shutil
 import signal
@@ -23,226 +20,29 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pagefleet.settings import Settings, load_settings
-from runner.gpu import GpuInfo, Inventory, open_inventory
+from runner.gpu import Inventory, open_inventory
+from runner.health import RunnerHealth, WorkerHealth
 from runner.protection import TaskProtection
 from runner.telemetry import Telemetry
+from runner.worker_plan import (
+    KILL_MARGIN_S,
+    RunnerSettings,
+    SupervisorError,
+    WorkerSpec,
+    load_runner_settings,
+    plan_workers,
+    restart_delay,
+)
+from runner.worker_state import WorkerState
 
-# Stragglers are killed this long before ECS's own SIGKILL, so the kill is ours and is logged.
-KILL_MARGIN_S = 2.0
 # Worker state files are written by other processes; nothing to await, so they are polled.
 STATE_POLL_S = 1.0
-# `--check` fails when the supervisor has not rewritten its health file for this long.
-HEALTH_MAX_AGE_S = 30.0
-
-
-class SupervisorSettings(BaseSettings):
-    """The supervisor's own knobs (``PAGEFLEET_*``), next to the shared :class:`Settings`."""
-
-    model_config = SettingsConfigDict(env_prefix="PAGEFLEET_", extra="ignore")
-
-    gpus: str = Field(
-        "", description="Comma-separated GPU indices or UUIDs to run workers on; empty = all."
-    )
-    workers_per_gpu: int = Field(
-        0, ge=0, description="Worker processes per GPU; 0 decides from free GPU memory."
-    )
-    # marker 1.x loaded its models into every worker (about 7 GiB each); 2.x workers are thin
-    # clients of shared model servers, so a worker needs little more than a CUDA context.
-    worker_gpu_memory_mb: int = Field(
-        1024, ge=1, description="GPU memory one worker needs, for the automatic workers_per_gpu."
-    )
-    max_workers_per_gpu: int = Field(8, ge=1, description="Cap on the automatic workers_per_gpu.")
-    mps: Literal["auto", "on", "off"] = Field(
-        "auto",
-        description="Use the MPS daemon of each GPU: on (required), off, or auto (if it runs).",
-    )
-    mps_dir: str = Field(
-        "/tmp/nvidia-mps",
-        description="Holds <gpu-uuid>/pipe and <gpu-uuid>/log (mps/start_mps.sh).",
-    )
-    mps_active_thread_percentage: int = Field(
-        0, ge=0, le=100, description="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per worker; 0 = automatic."
-    )
-    stop_timeout_s: float = Field(
-        30.0, gt=KILL_MARGIN_S, description="ECS stopTimeout: time from SIGTERM to SIGKILL."
-    )
-    restart_backoff_s: float = Field(1.0, gt=0, description="First delay before a restart.")
-    restart_backoff_max_s: float = Field(60.0, gt=0, description="Longest delay before a restart.")
-    telemetry_interval_s: float = Field(60.0, gt=0, description="GPU and worker metrics period.")
-    protection_minutes: int = Field(
-        30, ge=1, le=2880, description="ECS scale-in protection lease, renewed while busy."
-    )
-    protection_idle_s: float = Field(
-        30.0, ge=0, description="Idle time before scale-in protection is dropped."
-    )
-    health_file: str = Field(
-        "/tmp/pagefleet-runner-health.json", description="Read by `python -m runner --check`."
-    )
-
-
-def load_supervisor_settings(**overrides: object) -> SupervisorSettings:
-    """Supervisor settings from the environment, with explicit overrides winning."""
-    return SupervisorSettings(**overrides)  # type: ignore[arg-type]
-
-
-class SupervisorError(RuntimeError):
-    """A configuration the supervisor cannot run with."""
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """One worker process to keep running: its GPU (None on CPU) and its extra environment."""
-
-    index: int
-    gpu: GpuInfo | None
-    env: dict[str, str]
-
-    @property
-    def state_file(self) -> Path:
-        return Path(self.env["PAGEFLEET_WORKER_STATE_FILE"])
-
-
-@dataclass(frozen=True)
-class WorkerState:
-    """What a worker last wrote to its state file (the contract of runner/worker.py)."""
-
-    pid: int
-    held: int
-    chunks_done: int
-    pages_done: int
-    convert_s: float
-    updated_at: float
-
-    @classmethod
-    def read(cls, path: Path) -> WorkerState | None:
-        """The state, or None before the worker first wrote it (it writes atomically)."""
-        try:
-            raw = json.loads(path.read_text())
-        except FileNotFoundError:
-            return None
-        return cls(
-            pid=int(raw["pid"]),
-            held=int(raw["held"]),
-            chunks_done=int(raw["chunks_done"]),
-            pages_done=int(raw["pages_done"]),
-            convert_s=float(raw["convert_s"]),
-            updated_at=float(raw["updated_at"]),
-        )
-
-
-def workers_for_gpu(gpu: GpuInfo, config: SupervisorSettings) -> int:
-    """W for one GPU: the setting, or as many footprints as fit in its free memory."""
-    if config.workers_per_gpu:
-        return config.workers_per_gpu
-    return min(config.max_workers_per_gpu, gpu.memory_free_mb // config.worker_gpu_memory_mb)
-
-
-def thread_percentage(workers: int, config: SupervisorSettings) -> int:
-    """CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for each of ``workers`` sharing a GPU.
-
-    Each worker may use up to twice its fair share of the SMs: one worker's large kernels cannot
-    starve the others, yet SMs left idle while another worker renders or post-processes on the
-    CPU are still used.
-    """
-    if config.mps_active_thread_percentage:
-        return config.mps_active_thread_percentage
-    return min(100, math.ceil(200 / workers))
-
-
-def mps_pipe_dir(gpu: GpuInfo, config: SupervisorSettings) -> Path | None:
-    """The pipe directory of the GPU's MPS daemon, or None to run without MPS."""
-    if config.mps == "off":
-        return None
-    pipe = Path(config.mps_dir) / gpu.uuid / "pipe"
-    # The control daemon creates the `control` pipe once it listens (see mps/start_mps.sh).
-    if (pipe / "control").exists():
-        return pipe
-    if config.mps == "on":
-        raise SupervisorError(
-            f"PAGEFLEET_MPS=on but no MPS daemon listens in {pipe} for GPU {gpu.index} "
-            f"({gpu.uuid}); run mps/start_mps.sh on the host and share {config.mps_dir}"
-        )
-    return None
-
-
-def plan_workers(
-    settings: Settings,
-    config: SupervisorSettings,
-    inventory: Inventory | None,
-    state_dir: Path,
-) -> tuple[list[WorkerSpec], list[str]]:
-    """The workers to run and a line per decision worth logging once."""
-    notes: list[str] = []
-    specs: list[WorkerSpec] = []
-
-    def add(gpu: GpuInfo | None, env: dict[str, str]) -> None:
-        index = len(specs)
-        env = {
-            "PAGEFLEET_WORKER_STATE_FILE": str(state_dir / f"worker-{index}.json"),
-            "PAGEFLEET_WORKER_INDEX": str(index),
-            **env,
-        }
-        specs.append(WorkerSpec(index=index, gpu=gpu, env=env))
-
-    gpus = _selected(inventory.gpus(), config.gpus) if inventory is not None else []
-    if not gpus:
-        cores = os.cpu_count() or 1
-        count = settings.workers or cores
-        # Each worker's thread pools (OCR) get a share of the cores, not all of them each.
-        threads = settings.convert_threads or max(1, cores // count)
-        notes.append(f"no GPU: running {count} CPU workers, {threads} threads each")
-        for _ in range(count):
-            # An empty list hides any GPU the driver might still expose: CPU mode means CPU.
-            add(None, {"CUDA_VISIBLE_DEVICES": "", "PAGEFLEET_CONVERT_THREADS": str(threads)})
-        return specs, notes
-
-    for gpu in gpus:
-        count = workers_for_gpu(gpu, config)
-        if count == 0:
-            notes.append(
-                f"GPU {gpu.index} ({gpu.name}): {gpu.memory_free_mb} MiB free is less than "
-                f"one worker's {config.worker_gpu_memory_mb} MiB; no workers on it"
-            )
-            continue
-        pipe = mps_pipe_dir(gpu, config)
-        env = {"CUDA_VISIBLE_DEVICES": gpu.uuid}
-        if pipe is not None:
-            env["CUDA_MPS_PIPE_DIRECTORY"] = str(pipe)
-            env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(thread_percentage(count, config))
-        notes.append(
-            f"GPU {gpu.index} ({gpu.name}, {gpu.memory_free_mb}/{gpu.memory_total_mb} MiB free): "
-            f"{count} workers, MPS {'on, ' + str(pipe) if pipe else 'off'}"
-        )
-        for _ in range(count):
-            add(gpu, env)
-    if not specs:
-        raise SupervisorError("no GPU has room for a worker; lower PAGEFLEET_WORKER_GPU_MEMORY_MB")
-    return specs, notes
-
-
-def _selected(gpus: list[GpuInfo], wanted: str) -> list[GpuInfo]:
-    """The GPUs named in ``wanted`` (indices or UUIDs), or all of them."""
-    names = {name.strip() for name in wanted.split(",") if name.strip()}
-    if not names:
-        return gpus
-    chosen = [gpu for gpu in gpus if str(gpu.index) in names or gpu.uuid in names]
-    unknown = names - {str(gpu.index) for gpu in chosen} - {gpu.uuid for gpu in chosen}
-    if unknown:
-        raise SupervisorError(f"PAGEFLEET_GPUS names GPUs this machine lacks: {sorted(unknown)}")
-    return chosen
-
-
-def restart_delay(failures: int, config: SupervisorSettings) -> float:
-    """Exponential backoff: base, 2 x base, 4 x base ... up to the maximum."""
-    return min(config.restart_backoff_max_s, config.restart_backoff_s * 2 ** (failures - 1))
+# While a worker is still starting, poll faster: its first state file means it is warm, and
+# whoever waits for warm workers (the embedded stack) should not wait a second more.
+STARTING_POLL_S = 0.05
 
 
 class WorkerSlot:
@@ -253,7 +53,6 @@ class WorkerSlot:
         self.proc: asyncio.subprocess.Process | None = None
         self.restarts = 0
         self.exit_codes: list[int] = []
-        self.finished = False
         self._changed = asyncio.Condition()
 
     @property
@@ -290,8 +89,8 @@ class Supervisor:
 
     Parameters
     ----------
-    settings, config
-        Shared settings and the supervisor's own; read from the environment when omitted.
+    settings, runner_settings
+        Shared settings and the runner's own; read from the environment when omitted.
     worker_argv
         The worker command; ``python -m runner.worker`` by default.
     extra_env
@@ -306,7 +105,7 @@ class Supervisor:
     def __init__(
         self,
         settings: Settings | None = None,
-        config: SupervisorSettings | None = None,
+        runner_settings: RunnerSettings | None = None,
         *,
         worker_argv: Sequence[str] | None = None,
         extra_env: Mapping[str, str] | None = None,
@@ -316,7 +115,7 @@ class Supervisor:
         handle_signals: bool = True,
     ) -> None:
         self.settings = settings or load_settings()
-        self.config = config or load_supervisor_settings()
+        self.runner_settings = runner_settings or load_runner_settings()
         self.worker_argv = list(worker_argv or [sys.executable, "-m", "runner.worker"])
         self.extra_env = dict(extra_env or {})
         self.telemetry = telemetry or Telemetry()
@@ -341,12 +140,16 @@ class Supervisor:
         state_dir = Path(tempfile.mkdtemp(prefix="pagefleet-runner-"))
         if self._protection is None:
             self._protection = TaskProtection.from_env(
-                self.config.protection_minutes, self.config.protection_idle_s, self.telemetry
+                self.runner_settings.protection_minutes,
+                self.runner_settings.protection_idle_s,
+                self.telemetry,
             )
         try:
             self._inventory, source = self._open_inventory()
             try:
-                specs, notes = plan_workers(self.settings, self.config, self._inventory, state_dir)
+                specs, notes = plan_workers(
+                    self.settings, self.runner_settings, self._inventory, state_dir
+                )
             except SupervisorError as exc:
                 self.telemetry.event("supervisor_failed", level="error", error=str(exc))
                 return 2
@@ -404,7 +207,7 @@ class Supervisor:
         self._stopping.set()
         self._drain = drain
         if drain:
-            deadline_s = self.config.stop_timeout_s - KILL_MARGIN_S
+            deadline_s = self.runner_settings.stop_timeout_s - KILL_MARGIN_S
             self.telemetry.event("draining", deadline_s=deadline_s)
             self._kill_timer = asyncio.get_running_loop().call_later(
                 deadline_s, self._kill_stragglers
@@ -432,7 +235,7 @@ class Supervisor:
         # A draining worker needs its drain time plus a moment to release its chunk.
         if (
             self.settings.drain_timeout_s + KILL_MARGIN_S
-            > self.config.stop_timeout_s - KILL_MARGIN_S
+            > self.runner_settings.stop_timeout_s - KILL_MARGIN_S
         ):
             self.telemetry.event(
                 "config_warning",
@@ -440,7 +243,7 @@ class Supervisor:
                 note="PAGEFLEET_DRAIN_TIMEOUT_S leaves workers no time to release chunks before "
                 "PAGEFLEET_STOP_TIMEOUT_S; held chunks wait out their visibility timeout",
                 drain_timeout_s=self.settings.drain_timeout_s,
-                stop_timeout_s=self.config.stop_timeout_s,
+                stop_timeout_s=self.runner_settings.stop_timeout_s,
             )
 
     # --- one worker ---
@@ -489,16 +292,14 @@ class Supervisor:
                 break
             # A worker that outlived the longest backoff failed afresh; one that keeps dying at
             # once backs off further each time.
-            failures = 1 if ran_s >= self.config.restart_backoff_max_s else failures + 1
-            delay = restart_delay(failures, self.config)
+            failures = 1 if ran_s >= self.runner_settings.restart_backoff_max_s else failures + 1
+            delay = restart_delay(failures, self.runner_settings)
             self.telemetry.event("worker_restart", worker=slot.spec.index, delay_s=delay)
             try:
                 await asyncio.wait_for(self._stopping.wait(), delay)
                 break
             except TimeoutError:
                 slot.restarts += 1
-        slot.finished = True
-        await slot._notify()
 
     # --- watching ---
 
@@ -510,14 +311,15 @@ class Supervisor:
             if self._protection is not None:
                 await self._protection.update(busy)
             self._write_health(states)
-            await asyncio.sleep(STATE_POLL_S)
+            starting = any(slot.alive and states[slot.spec.index] is None for slot in self.slots)
+            await asyncio.sleep(STARTING_POLL_S if starting else STATE_POLL_S)
 
     def _states(self) -> dict[int, WorkerState | None]:
         states: dict[int, WorkerState | None] = {}
         for slot in self.slots:
             try:
                 states[slot.spec.index] = WorkerState.read(slot.spec.state_file)
-            except (ValueError, KeyError, TypeError) as exc:
+            except ValueError as exc:
                 self.telemetry.event(
                     "state_unreadable", level="warning", worker=slot.spec.index, error=str(exc)
                 )
@@ -529,23 +331,21 @@ class Supervisor:
         for slot in self.slots:
             state = states.get(slot.spec.index)
             workers.append(
-                {
-                    "index": slot.spec.index,
-                    "pid": slot.proc.pid if slot.alive and slot.proc else None,
-                    "restarts": slot.restarts,
-                    "held": state.held if state else 0,
-                }
+                WorkerHealth(
+                    index=slot.spec.index,
+                    pid=slot.proc.pid if slot.alive and slot.proc else None,
+                    restarts=slot.restarts,
+                    held=state.held if state else 0,
+                    ready=slot.alive and state is not None,
+                )
             )
-        health = {"pid": os.getpid(), "updated_at": time.time(), "workers": workers}
-        path = Path(self.config.health_file)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(health))
-        tmp.replace(path)
+        health = RunnerHealth(pid=os.getpid(), updated_at=time.time(), workers=workers)
+        health.write(Path(self.runner_settings.health_file))
 
     async def _report(self) -> None:
         """GPU telemetry and per-worker pages/s, every ``telemetry_interval_s``."""
         while True:
-            await asyncio.sleep(self.config.telemetry_interval_s)
+            await asyncio.sleep(self.runner_settings.telemetry_interval_s)
             await self.report_once()
 
     async def report_once(self) -> None:
@@ -605,41 +405,3 @@ class _Rates:
             now - then,
             state.convert_s - previous.convert_s,
         )
-
-
-def check_health(path: Path, max_age_s: float = HEALTH_MAX_AGE_S) -> tuple[bool, str]:
-    """Healthy when the supervisor rewrote its health file lately and a worker is running."""
-    try:
-        health: dict[str, Any] = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        return False, f"no health file {path}: {exc}"
-    age_s = time.time() - float(health["updated_at"])
-    if age_s > max_age_s:
-        return False, f"health file {path} is {age_s:.0f} s old"
-    alive = [worker for worker in health["workers"] if worker["pid"] is not None]
-    if not alive:
-        return False, f"no worker running of {len(health['workers'])}"
-    return True, f"{len(alive)} of {len(health['workers'])} workers running"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m runner",
-        description="Run W pagefleet workers per GPU (or per CPU core) until stopped.",
-    )
-    parser.add_argument(
-        "--check", action="store_true", help="exit 0 if a running supervisor is healthy, else 1"
-    )
-    parser.add_argument(
-        "worker",
-        nargs=argparse.REMAINDER,
-        help="worker command after `--` (default: runner.worker)",
-    )
-    args = parser.parse_args(argv)
-    config = load_supervisor_settings()
-    if args.check:
-        healthy, reason = check_health(Path(config.health_file))
-        print(reason)
-        return 0 if healthy else 1
-    worker = args.worker[1:] if args.worker[:1] == ["--"] else args.worker
-    return asyncio.run(Supervisor(config=config, worker_argv=worker or None).run())

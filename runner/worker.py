@@ -11,7 +11,6 @@ else release it (visibility 0) so another worker converts it at once.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
@@ -28,6 +27,7 @@ from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, PreconditionFailed
 from runner.conversion import ConversionProcess
+from runner.worker_state import WorkerState
 
 log = logging.getLogger("pagefleet.worker")
 
@@ -214,20 +214,17 @@ class Worker:
             await self.queue.extend(receipt, self.settings.visibility_timeout_s)
 
     def _write_state(self) -> None:
-        """Tell the supervisor what this worker holds and has done (atomic rename)."""
+        """Tell the supervisor what this worker holds and has done."""
         if self.state_file is None:
             return
-        state = {
-            "pid": os.getpid(),
-            "held": self.held,
-            "chunks_done": self.chunks_done,
-            "pages_done": self.pages_done,
-            "convert_s": round(self.convert_s, 3),
-            "updated_at": time.time(),
-        }
-        tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state))
-        tmp.replace(self.state_file)
+        WorkerState(
+            pid=os.getpid(),
+            held=self.held,
+            chunks_done=self.chunks_done,
+            pages_done=self.pages_done,
+            convert_s=round(self.convert_s, 3),
+            updated_at=time.time(),
+        ).write(self.state_file)
 
 
 async def run_worker(settings: Settings, state_file: Path | None = None) -> None:

@@ -16,8 +16,10 @@ import pytest
 from pagefleet.settings import load_settings
 from runner import gpu
 from runner.gpu import GpuInfo, GpuSample
-from runner.supervisor import Supervisor, SupervisorSettings
+from runner.supervisor import Supervisor, WorkerSlot
 from runner.telemetry import Telemetry
+from runner.worker_plan import RunnerSettings, WorkerSpec
+from runner.worker_state import WorkerState
 
 MIB = 1024 * 1024
 
@@ -127,21 +129,25 @@ async def test_report_gives_gpu_metrics_and_worker_pages_per_second(tmp_path: Pa
     sink = io.StringIO()
     supervisor = Supervisor(
         load_settings(workers=1),
-        SupervisorSettings(health_file=str(tmp_path / "health.json")),
+        RunnerSettings(health_file=str(tmp_path / "health.json")),
         inventory=lambda: (FakeInventory(), "fake"),
         telemetry=Telemetry(sink),
         handle_signals=False,
     )
     supervisor._inventory = FakeInventory()
-    from runner.supervisor import WorkerSlot, WorkerSpec
-
     state_file = tmp_path / "worker-0.json"
     spec = WorkerSpec(0, None, {"PAGEFLEET_WORKER_STATE_FILE": str(state_file)})
     supervisor.slots = [WorkerSlot(spec)]
 
     def write(pid: int, pages: int, convert_s: float) -> None:
-        state = {"pid": pid, "held": 1, "chunks_done": pages // 4, "pages_done": pages}
-        state_file.write_text(json.dumps({**state, "convert_s": convert_s, "updated_at": 0}))
+        WorkerState(
+            pid=pid,
+            held=1,
+            chunks_done=pages // 4,
+            pages_done=pages,
+            convert_s=convert_s,
+            updated_at=0,
+        ).write(state_file)
 
     write(100, 40, 10.0)
     await supervisor.report_once()  # first sight: no interval yet, GPU metrics only

@@ -13,7 +13,7 @@ import pytest
 
 from pagefleet.settings import load_settings
 from runner.gpu import GpuInfo
-from runner.supervisor import SupervisorSettings, plan_workers
+from runner.worker_plan import RunnerSettings, plan_workers
 
 MPS = Path(__file__).resolve().parents[1] / "mps"
 
@@ -78,9 +78,9 @@ def test_start_runs_one_daemon_per_gpu_that_the_supervisor_finds(env: dict[str, 
     assert launches(env) == [
         [uuid, str(mps_dir / uuid / "pipe"), str(mps_dir / uuid / "log")] for _, uuid in GPUS
     ]
-    config = SupervisorSettings(workers_per_gpu=2, mps="on", mps_dir=str(mps_dir))
+    runner_settings = RunnerSettings(workers_per_gpu=2, mps="on", mps_dir=str(mps_dir))
     inventory = _Inventory([GpuInfo(int(i), uuid, "fake", 24000, 24000) for i, uuid in GPUS])
-    specs, _ = plan_workers(load_settings(), config, inventory, mps_dir / "state")
+    specs, _ = plan_workers(load_settings(), runner_settings, inventory, mps_dir / "state")
     assert [s.env["CUDA_MPS_PIPE_DIRECTORY"] for s in specs] == [
         str(mps_dir / uuid / "pipe") for _, uuid in GPUS for _ in range(2)
     ]

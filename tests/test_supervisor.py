@@ -23,19 +23,20 @@ import pytest
 
 from pagefleet.settings import load_settings
 from runner import gpu
+from runner.cli import main
 from runner.gpu import GpuInfo, GpuSample
+from runner.health import RunnerHealth, check_health
 from runner.protection import RETRY_S, TaskProtection
-from runner.supervisor import (
+from runner.supervisor import Supervisor
+from runner.telemetry import Telemetry
+from runner.worker_plan import (
     KILL_MARGIN_S,
-    Supervisor,
+    RunnerSettings,
     SupervisorError,
-    SupervisorSettings,
-    check_health,
-    main,
     plan_workers,
     restart_delay,
 )
-from runner.telemetry import Telemetry
+from runner.worker_state import WorkerState
 
 FAKE_WORKER = r"""
 import json, os, signal, sys, time
@@ -162,12 +163,12 @@ def make_supervisor(
     inventory=None,
     env: dict[str, str] | None = None,
     drain_timeout_s: float = 5.0,
-    **config: object,
+    **runner_settings: object,
 ) -> tuple[Supervisor, Sink]:
     sink = Sink()
     settings = load_settings(workers=workers, burst=burst, drain_timeout_s=drain_timeout_s)
-    config.setdefault("health_file", str(root / "health.json"))
-    config.setdefault("restart_backoff_s", 0.05)
+    runner_settings.setdefault("health_file", str(root / "health.json"))
+    runner_settings.setdefault("restart_backoff_s", 0.05)
     extra_env = {
         "FAKE_ROOT": str(root),
         "PAGEFLEET_BURST": "1" if burst else "0",
@@ -176,7 +177,7 @@ def make_supervisor(
     }
     supervisor = Supervisor(
         settings,
-        SupervisorSettings(**config),
+        RunnerSettings(**runner_settings),
         worker_argv=[sys.executable, str(root / "fake_worker.py")],
         extra_env=extra_env,
         inventory=inventory or (lambda: (None, "test: no NVML")),
@@ -191,8 +192,8 @@ def make_supervisor(
 
 def test_w_from_free_gpu_memory(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 80000), gpu_info(1, 20000), gpu_info(2, 5000)])
-    config = SupervisorSettings(worker_gpu_memory_mb=7168, max_workers_per_gpu=8, mps="off")
-    specs, notes = plan_workers(load_settings(), config, inventory, tmp_path)
+    runner_settings = RunnerSettings(worker_gpu_memory_mb=7168, max_workers_per_gpu=8, mps="off")
+    specs, notes = plan_workers(load_settings(), runner_settings, inventory, tmp_path)
     # 80000 // 7168 = 11, capped at 8; 20000 // 7168 = 2; GPU 2 cannot hold one worker.
     assert [spec.gpu.index for spec in specs if spec.gpu] == [0] * 8 + [1] * 2
     assert any("GPU 2" in note and "no workers" in note for note in notes)
@@ -201,27 +202,27 @@ def test_w_from_free_gpu_memory(tmp_path: Path) -> None:
 
 def test_w_from_setting_overrides_memory(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 1000), gpu_info(1, 80000)])
-    config = SupervisorSettings(workers_per_gpu=3, mps="off")
-    specs, _ = plan_workers(load_settings(), config, inventory, tmp_path)
+    runner_settings = RunnerSettings(workers_per_gpu=3, mps="off")
+    specs, _ = plan_workers(load_settings(), runner_settings, inventory, tmp_path)
     assert [spec.gpu.index for spec in specs if spec.gpu] == [0, 0, 0, 1, 1, 1]
 
 
 def test_gpus_setting_picks_gpus_by_index_or_uuid(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 80000), gpu_info(1, 80000), gpu_info(2, 80000)])
-    config = SupervisorSettings(workers_per_gpu=1, mps="off", gpus=f"2, {gpu_info(0, 0).uuid}")
-    specs, _ = plan_workers(load_settings(), config, inventory, tmp_path)
+    runner_settings = RunnerSettings(workers_per_gpu=1, mps="off", gpus=f"2, {gpu_info(0, 0).uuid}")
+    specs, _ = plan_workers(load_settings(), runner_settings, inventory, tmp_path)
     assert [spec.gpu.index for spec in specs if spec.gpu] == [0, 2]
     with pytest.raises(SupervisorError, match=r"\['7'\]"):
         plan_workers(
-            load_settings(), config.model_copy(update={"gpus": "1,7"}), inventory, tmp_path
+            load_settings(), runner_settings.model_copy(update={"gpus": "1,7"}), inventory, tmp_path
         )
 
 
 def test_no_gpu_with_room_is_an_error(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 4000)])
-    config = SupervisorSettings(worker_gpu_memory_mb=7168, mps="off")
+    runner_settings = RunnerSettings(worker_gpu_memory_mb=7168, mps="off")
     with pytest.raises(SupervisorError, match="WORKER_GPU_MEMORY_MB"):
-        plan_workers(load_settings(), config, inventory, tmp_path)
+        plan_workers(load_settings(), runner_settings, inventory, tmp_path)
 
 
 def test_worker_env_with_mps(tmp_path: Path) -> None:
@@ -230,8 +231,10 @@ def test_worker_env_with_mps(tmp_path: Path) -> None:
     # Only GPU 0 has a running MPS daemon.
     (mps_dir / gpus[0].uuid / "pipe").mkdir(parents=True)
     (mps_dir / gpus[0].uuid / "pipe" / "control").touch()
-    config = SupervisorSettings(workers_per_gpu=3, mps="auto", mps_dir=str(mps_dir))
-    specs, _ = plan_workers(load_settings(), config, FakeInventory(gpus), tmp_path / "state")
+    runner_settings = RunnerSettings(workers_per_gpu=3, mps="auto", mps_dir=str(mps_dir))
+    specs, _ = plan_workers(
+        load_settings(), runner_settings, FakeInventory(gpus), tmp_path / "state"
+    )
 
     on_mps, off_mps = specs[:3], specs[3:]
     for spec in on_mps:
@@ -252,10 +255,8 @@ def test_thread_percentage_setting_and_single_worker(tmp_path: Path) -> None:
     gpus = [gpu_info(0, 80000)]
     (mps_dir / gpus[0].uuid / "pipe").mkdir(parents=True)
     (mps_dir / gpus[0].uuid / "pipe" / "control").touch()
-    one = SupervisorSettings(workers_per_gpu=1, mps_dir=str(mps_dir))
-    fixed = SupervisorSettings(
-        workers_per_gpu=4, mps_dir=str(mps_dir), mps_active_thread_percentage=25
-    )
+    one = RunnerSettings(workers_per_gpu=1, mps_dir=str(mps_dir))
+    fixed = RunnerSettings(workers_per_gpu=4, mps_dir=str(mps_dir), mps_active_thread_percentage=25)
     (spec,), _ = plan_workers(load_settings(), one, FakeInventory(gpus), tmp_path)
     assert spec.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "100"
     specs, _ = plan_workers(load_settings(), fixed, FakeInventory(gpus), tmp_path)
@@ -263,9 +264,11 @@ def test_thread_percentage_setting_and_single_worker(tmp_path: Path) -> None:
 
 
 def test_mps_on_without_daemon_is_an_error(tmp_path: Path) -> None:
-    config = SupervisorSettings(workers_per_gpu=1, mps="on", mps_dir=str(tmp_path / "none"))
+    runner_settings = RunnerSettings(workers_per_gpu=1, mps="on", mps_dir=str(tmp_path / "none"))
     with pytest.raises(SupervisorError, match=r"start_mps\.sh"):
-        plan_workers(load_settings(), config, FakeInventory([gpu_info(0, 80000)]), tmp_path)
+        plan_workers(
+            load_settings(), runner_settings, FakeInventory([gpu_info(0, 80000)]), tmp_path
+        )
 
 
 async def test_workers_receive_their_environment(root: Path) -> None:
@@ -372,8 +375,8 @@ async def test_restart_backoff_grows_until_stopped(root: Path) -> None:
 
 
 def test_restart_delay_is_exponential_and_capped() -> None:
-    config = SupervisorSettings(restart_backoff_s=1.0, restart_backoff_max_s=60.0)
-    assert [restart_delay(n, config) for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
+    runner_settings = RunnerSettings(restart_backoff_s=1.0, restart_backoff_max_s=60.0)
+    assert [restart_delay(n, runner_settings) for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
 
 
 async def test_burst_exits_once_all_workers_exit_zero(root: Path) -> None:
@@ -426,9 +429,11 @@ async def wait_ready(supervisor: Supervisor) -> None:
         await asyncio.sleep(0)
     for slot in supervisor.slots:
         await slot.wait_running()
-    await asyncio.to_thread(
-        wait_for_files, supervisor.slots[0].spec.state_file.parent, len(supervisor.slots), 30
-    )
+    deadline = time.monotonic() + 30
+    # Files written by other processes: nothing to await, so poll.
+    while any(WorkerState.read(slot.spec.state_file) is None for slot in supervisor.slots):
+        assert time.monotonic() < deadline, "workers never wrote their state files"
+        await asyncio.sleep(0.02)
 
 
 async def test_cancelled_supervisor_leaves_no_worker_behind(root: Path) -> None:
@@ -505,15 +510,22 @@ async def test_health_file_and_check(root: Path, monkeypatch: pytest.MonkeyPatch
     run = asyncio.create_task(supervisor.run())
     await wait_ready(supervisor)
     deadline = time.monotonic() + 5
-    # The supervisor rewrites the file once a second; wait for a write after the workers started.
-    while not check_health(health)[0]:
-        assert time.monotonic() < deadline, check_health(health)
-        await asyncio.sleep(0.1)
+    # Another process's file, rewritten as the supervisor polls its workers: wait for a write
+    # that shows both workers warm.
+    while (written := RunnerHealth.read(health)) is None or written.ready_workers < 2:
+        assert time.monotonic() < deadline, written
+        await asyncio.sleep(0.02)
+    assert [(w.index, w.pid, w.held) for w in written.workers] == [
+        (slot.spec.index, slot.proc.pid if slot.proc else None, 0) for slot in supervisor.slots
+    ]
+    assert check_health(health) == (True, "2 of 2 workers running")
     assert await asyncio.to_thread(main, ["--check"]) == 0
     supervisor.stop()
     await run
     ok, reason = check_health(health)
     assert not ok and reason == "no worker running of 2"
+    final = RunnerHealth.read(health)
+    assert final is not None and final.ready_workers == 0
     ok, reason = check_health(health, max_age_s=-1)
     assert not ok and "old" in reason
 
@@ -640,16 +652,12 @@ def test_sigterm_drains_real_workers_without_losing_a_chunk(
     # Chunks of about a second each, so SIGTERM finds them in hand.
     document = report_pdf(tmp_path / "long.pdf", sections=600, seed=5)
     settings = settings.model_copy(update={"chunk_pages": 60})
-    health = tmp_path / "health.json"
     log = tmp_path / "runner.log"
     local = LocalPipeline(
         settings,
         workers=2,
         server=moto_server,
-        runner_env={
-            "PAGEFLEET_HEALTH_FILE": str(health),
-            "PAGEFLEET_DRAIN_TIMEOUT_S": drain_timeout_s,
-        },
+        runner_env={"PAGEFLEET_DRAIN_TIMEOUT_S": drain_timeout_s},
         log_file=str(log),
     )
     with local:
@@ -657,8 +665,8 @@ def test_sigterm_drains_real_workers_without_losing_a_chunk(
         bucket = Bucket(local.stack.s3, settings.bucket)
         upload(bucket, "drain/long", document.read_bytes())
         deadline = time.monotonic() + 60
-        # Workers rewrite their state files as they take a chunk; nothing else tells it.
-        while not any(state["held"] for state in local.worker_states()):
+        # The supervisor's health file says which workers hold a chunk; nothing else tells it.
+        while (health := local.health()) is None or not any(w.held for w in health.workers):
             assert time.monotonic() < deadline, "no worker ever held a chunk"
             time.sleep(0.05)
         assert local.stop_runners() == 0

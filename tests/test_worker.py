@@ -19,6 +19,7 @@ from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.settings import Settings, settings_env
 from pagefleet.storage import Bucket
 from pagefleet.submission import upload
+from runner.worker_state import WorkerState
 from tests.conftest import wait_for_record
 
 
@@ -48,7 +49,7 @@ def _wait_until_holding(state: Path, proc: subprocess.Popen, timeout_s: float = 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         assert proc.poll() is None, "worker exited early"
-        if state.exists() and json.loads(state.read_text())["held"] == 1:
+        if (written := WorkerState.read(state)) is not None and written.held == 1:
             return
         time.sleep(0.02)
     raise TimeoutError("the worker never took the chunk")
@@ -75,8 +76,8 @@ def test_sigterm_drains_the_chunk_in_hand(
     bucket = _sigterm_while_holding(no_runner, big_pdf, state, "drained", drain_timeout_s=60)
     record = wait_for_record(bucket, "drained")
     assert record.status == "done" and record.chunks[0].attempts == 1
-    final = json.loads(state.read_text())
-    assert (final["held"], final["chunks_done"]) == (0, 1)
+    final = WorkerState.read(state)
+    assert final is not None and (final.held, final.chunks_done) == (0, 1)
 
 
 def test_sigterm_past_the_drain_deadline_releases_the_chunk(

@@ -6,8 +6,6 @@ the runners run as ``python -m runner``, exactly the command the ECS task runs.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
 import signal
@@ -17,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from pagefleet.local.dispatch import Dispatcher
 from pagefleet.local.provision import Stack, create_stack
 from pagefleet.local.server import MotoServer
 from pagefleet.settings import Settings, settings_env
+from runner.health import RunnerHealth
 
 # The handlers' JSON logs and EMF metrics belong in CloudWatch, not in a terminal.
 QUIET_HANDLERS = {"POWERTOOLS_LOG_LEVEL": "WARNING", "POWERTOOLS_METRICS_DISABLED": "true"}
@@ -56,6 +54,7 @@ class LocalPipeline:
         self.dispatcher: Dispatcher | None = None
         self.runner: subprocess.Popen[bytes] | None = None
         self._runner_tmp: Path | None = None
+        self._health_file: Path | None = None
         self._saved_env: dict[str, str | None] = {}
 
     def start(self) -> Stack:
@@ -97,17 +96,19 @@ class LocalPipeline:
 
     def start_runners(self) -> None:
         assert self.stack is not None
-        # The runner's own TMPDIR: the supervisor's state folder lands in it, where wait_ready
-        # finds the workers' state files.
+        # The runner's own TMPDIR: its state folder and chunk folders go with it, and its health
+        # file lands in it, where wait_ready reads how many workers are warm.
         self._runner_tmp = Path(tempfile.mkdtemp(prefix="pagefleet-local-runner-"))
         env = {
             **os.environ,
             **settings_env(self.settings),
             "TMPDIR": str(self._runner_tmp),
+            "PAGEFLEET_HEALTH_FILE": str(self._runner_tmp / "health.json"),
             **self.runner_env,
         }
         if self.workers:
             env["PAGEFLEET_WORKERS"] = str(self.workers)
+        self._health_file = Path(env["PAGEFLEET_HEALTH_FILE"])
         log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
         self.runner = subprocess.Popen(
             [sys.executable, "-m", "runner"],
@@ -116,20 +117,15 @@ class LocalPipeline:
             stderr=log,
         )
 
-    def worker_states(self) -> list[dict[str, Any]]:
-        """The state each warm worker last wrote (runner/worker.py, Worker._write_state): a
-        worker writes it once it has built its converter and opened the chunks queue, and
-        again whenever it takes or finishes a chunk."""
-        if self._runner_tmp is None:
-            return []
-        states = []
-        for path in sorted(self._runner_tmp.glob("*/worker-*.json")):
-            with contextlib.suppress(OSError, ValueError):  # replaced or gone meanwhile
-                states.append(json.loads(path.read_text()))
-        return states
+    def health(self) -> RunnerHealth | None:
+        """What the runner's supervisor last wrote to its health file (runner/health.py): per
+        worker, its pid, the chunks it holds and whether it is warm (it has built its converter
+        and opened the chunks queue); None before the first write."""
+        return RunnerHealth.read(self._health_file) if self._health_file else None
 
     def ready_workers(self) -> int:
-        return len(self.worker_states())
+        health = self.health()
+        return health.ready_workers if health else 0
 
     def wait_ready(self, workers: int | None = None, timeout_s: float = 120) -> None:
         """Return once ``workers`` runner workers (default: as many as were asked for) are
@@ -141,7 +137,7 @@ class LocalPipeline:
                 raise RuntimeError("the runner is not running")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.ready_workers()} of {expected} workers ready")
-            time.sleep(0.05)  # files written by other processes: nothing to await
+            time.sleep(0.05)  # a file written by another process: nothing to await
 
     def stop_runners(self, timeout_s: float = 60) -> int | None:
         if self.runner is None:
@@ -154,6 +150,7 @@ class LocalPipeline:
             return self.runner.wait()
         finally:
             self.runner = None
+            self._health_file = None
             if self._runner_tmp is not None:
                 shutil.rmtree(self._runner_tmp, ignore_errors=True)
                 self._runner_tmp = None

@@ -1,0 +1,46 @@
+"""The worker's state file: what one worker holds and has done, for its supervisor.
+
+A worker (``runner/worker.py``) writes its :class:`WorkerState` to ``PAGEFLEET_WORKER_STATE_FILE``
+once it is warm and whenever it takes or finishes a chunk; the supervisor reads it for scale-in
+protection, health and telemetry. Both sides go through this module, so the shape is defined once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+
+class WorkerState(BaseModel):
+    """One worker's last report: its pid, chunks held now, and running totals."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pid: int
+    held: int
+    chunks_done: int
+    pages_done: int
+    convert_s: float
+    updated_at: float
+
+    def write(self, path: Path) -> None:
+        write_atomic(path, self.model_dump_json())
+
+    @classmethod
+    def read(cls, path: Path) -> WorkerState | None:
+        """The state, or None before the worker first wrote it; ValueError if malformed."""
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return None
+        return cls.model_validate_json(text)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new, never half."""
+    # Hidden and per-writer: no glob for the real files matches it, no two writers share it.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
