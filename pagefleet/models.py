@@ -142,3 +142,11 @@ class JobRecord(_Model):
     timings: StageTimings = Field(default_factory=StageTimings)
     error: ErrorInfo | None = None
     finished_at: float = 0.0
+
+
+class ChunkDelivery(_Model):
+    """One delivery of a chunks-queue message: the lease's receipt and the parsed body."""
+
+    receipt: str
+    message: ChunkMessage
+    receive_count: int  # SQS's ApproximateReceiveCount: which attempt at the chunk this is

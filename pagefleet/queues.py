@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from pagefleet.aws import transient_retry
+from pagefleet.models import ChunkDelivery, ChunkMessage
+
+log = logging.getLogger(__name__)
 
 SQS_BATCH = 10  # SendMessageBatch and ReceiveMessage take at most 10 messages
 
@@ -72,15 +78,26 @@ class AsyncQueue:
         return cls(sqs, response["QueueUrl"])
 
     @transient_retry
-    async def receive(self, *, wait_s: int, visibility_s: int, max_messages: int = 1) -> list[dict]:
-        response = await self.sqs.receive_message(
-            QueueUrl=self.url,
-            MaxNumberOfMessages=max_messages,
-            WaitTimeSeconds=wait_s,
-            VisibilityTimeout=visibility_s,
-            MessageSystemAttributeNames=["ApproximateReceiveCount", "SentTimestamp"],
-        )
-        return response.get("Messages", [])
+    async def receive(
+        self, *, wait_s: int, visibility_s: int, max_messages: int = 1
+    ) -> list[ChunkDelivery]:
+        """Chunk messages, leased for ``visibility_s``; empty when the queue had none for
+        ``wait_s``. A body that is no chunk message is logged and left alone: it comes back, and
+        after the queue's maxReceiveCount it lands in the DLQ."""
+        while True:
+            response = await self.sqs.receive_message(
+                QueueUrl=self.url,
+                MaxNumberOfMessages=max_messages,
+                WaitTimeSeconds=wait_s,
+                VisibilityTimeout=visibility_s,
+                MessageSystemAttributeNames=["ApproximateReceiveCount", "SentTimestamp"],
+            )
+            received = response.get("Messages", [])
+            deliveries = [d for d in map(_chunk_delivery, received) if d is not None]
+            # Only bad bodies: poll again, so that an empty answer still means an empty queue
+            # (a burst worker stops on it).
+            if deliveries or not received:
+                return deliveries
 
     @transient_retry
     async def extend(self, receipt: str, visibility_s: int) -> None:
@@ -91,3 +108,16 @@ class AsyncQueue:
     @transient_retry
     async def delete(self, receipt: str) -> None:
         await self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt)
+
+
+def _chunk_delivery(raw: dict[str, Any]) -> ChunkDelivery | None:
+    try:
+        message = ChunkMessage.model_validate_json(raw["Body"])
+    except ValidationError as exc:
+        log.error("not a chunk message, left for the DLQ: %s: %s", raw["MessageId"], exc)
+        return None
+    return ChunkDelivery(
+        receipt=raw["ReceiptHandle"],
+        message=message,
+        receive_count=int(raw.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
+    )

@@ -17,12 +17,11 @@ import signal
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from pagefleet import keys
 from pagefleet.aws import async_client
 from pagefleet.errors import PagefleetError
-from pagefleet.models import ChunkMessage, ChunkResult, ErrorInfo
+from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ErrorInfo
 from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, PreconditionFailed
@@ -89,18 +88,18 @@ class Worker:
 
     async def _poll(self) -> None:
         while not self.stopping:
-            messages = await self.queue.receive(
+            deliveries = await self.queue.receive(
                 wait_s=self._poll_wait_s, visibility_s=self.settings.visibility_timeout_s
             )
-            if not messages:
+            if not deliveries:
                 if self.settings.burst:
                     return
                 continue
-            message = messages[0]
+            delivery = deliveries[0]
             if self.stopping:
-                await self.queue.extend(message["ReceiptHandle"], 0)  # not ours to start
+                await self.queue.extend(delivery.receipt, 0)  # not ours to start
                 return
-            self._current = asyncio.ensure_future(self._handle(message))
+            self._current = asyncio.ensure_future(self._handle(delivery))
             try:
                 await self._current
             except asyncio.CancelledError:
@@ -108,10 +107,9 @@ class Worker:
             finally:
                 self._current = None
 
-    async def _handle(self, message: dict[str, Any]) -> None:
-        receipt = message["ReceiptHandle"]
-        chunk_message = ChunkMessage.model_validate_json(message["Body"])
-        attempts = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
+    async def _handle(self, delivery: ChunkDelivery) -> None:
+        receipt, chunk_message = delivery.receipt, delivery.message
+        attempts = delivery.receive_count
         self.held = 1
         self._write_state()
         heartbeat = asyncio.ensure_future(self._heartbeat(receipt))

@@ -93,3 +93,41 @@ def test_sigterm_past_the_drain_deadline_releases_the_chunk(
     body = json.loads(messages[0]["Body"])
     assert body["chunk"]["index"] == 0
     assert bucket.list_keys(keys.results_prefix(body["job_id"])) == []
+
+
+def test_a_body_that_is_no_chunk_message_is_left_for_the_dlq(
+    no_runner: LocalPipeline, tmp_path: Path
+) -> None:
+    """A stray body neither crashes the worker nor is deleted: the real chunk beside it is
+    converted, and the stray one stays leased, bound for the DLQ after maxReceiveCount."""
+    assert no_runner.stack is not None
+    sqs, url = no_runner.stack.sqs, no_runner.stack.queue_urls["chunks"]
+    sqs.send_message(QueueUrl=url, MessageBody='{"not": "a chunk"}')
+    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
+    upload(bucket, "beside-a-stray", report_pdf(tmp_path / "small.pdf", sections=2).read_bytes())
+    deadline = time.monotonic() + 60
+    # The splitter runs on the dispatcher's thread: wait for its chunk beside the stray body.
+    while _queue_counts(no_runner) != (2, 0):
+        assert time.monotonic() < deadline, _queue_counts(no_runner)
+        time.sleep(0.05)
+
+    # Burst: it stops once the queue answers empty, so it must not stop at the stray body.
+    worker = _start_worker(no_runner, tmp_path / "state.json", burst=True)
+    _, stderr = worker.communicate(timeout=60)
+    assert worker.returncode == 0, stderr.decode()
+    assert b"not a chunk message, left for the DLQ" in stderr
+    assert wait_for_record(bucket, "beside-a-stray").status == "done"
+    assert _queue_counts(no_runner) == (0, 1)  # the stray body: leased, not deleted
+
+
+def _queue_counts(local: LocalPipeline) -> tuple[int, int]:
+    """The chunks queue's (visible, in flight) messages."""
+    assert local.stack is not None
+    attributes = local.stack.sqs.get_queue_attributes(
+        QueueUrl=local.stack.queue_urls["chunks"],
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return (
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
