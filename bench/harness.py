@@ -32,12 +32,11 @@ from pagefleet.models import ChunkResult, JobManifest, JobRecord
 from pagefleet.planning import plan_chunks
 from pagefleet.settings import Settings, load_settings
 from pagefleet.storage import Bucket, NotFound
-from pagefleet.submission import count_pages, find_pdfs
+from pagefleet.submission import await_records, count_pages, find_pdfs, upload
 
 # Job records are objects in S3: nothing to await, so they are looked for at this interval.
 # Latency does not depend on it: it is taken from the time stamped in the record.
 RECORD_POLL_S = 0.2
-HEAD_AT_MOST = 4
 # The stages of one job's latency, in order; they add up to it (see job_stages).
 STAGES = (
     "ingest_s",
@@ -208,32 +207,18 @@ def submit(bucket: Bucket, prefix: str, docs: Iterable[Document]) -> list[Job]:
     for doc in docs:
         rel = f"{prefix}/{doc.name}"
         data = doc.path.read_bytes()  # read before the clock starts
-        job = Job(doc=doc, rel=rel, uploaded_at=time.time())
-        bucket.put(f"{keys.INBOX}{rel}.pdf", data, content_type="application/pdf")
-        jobs.append(job)
+        jobs.append(Job(doc=doc, rel=rel, uploaded_at=time.time()))
+        upload(bucket, rel, data)
     return jobs
 
 
-def await_records(bucket: Bucket, jobs: list[Job], timeout_s: float) -> None:
-    """Wait for every job's record. A few jobs: a HEAD each per look (moto answers a HEAD from
-    a dict, a LIST by scanning the bucket); many: one LIST of the pass's outbox prefix."""
-    deadline = time.monotonic() + timeout_s
-    pending = {keys.outbox_record(job.rel): job for job in jobs if job.record is None}
-    # S3 prefixes are strings, not paths: the character-wise common prefix is the one to list.
-    prefix = os.path.commonprefix([*pending]) if pending else ""  # noqa: RUF071
-    while pending:
-        if len(pending) <= HEAD_AT_MOST:
-            present = {key for key in pending if bucket.head(key) is not None}
-        else:
-            present = set(bucket.list_keys(prefix)) & pending.keys()
-        for key in present:
-            pending.pop(key).record = JobRecord.model_validate_json(bucket.get(key))
-        if not pending:
-            return
-        if time.monotonic() > deadline:
-            names = sorted(job.rel for job in pending.values())
-            raise TimeoutError(f"no job record after {timeout_s:.0f} s for {names}")
-        time.sleep(RECORD_POLL_S)
+def await_jobs(bucket: Bucket, jobs: list[Job], timeout_s: float) -> None:
+    """Fill every job's record, waiting at most ``timeout_s`` for the last."""
+    records = await_records(
+        bucket, [job.rel for job in jobs], timeout_s=timeout_s, interval_s=RECORD_POLL_S
+    )
+    for job in jobs:
+        job.record = records[job.rel]
 
 
 def job_stages(
@@ -314,7 +299,7 @@ def run_pipeline(
     run = PipelineRun(workers=workers)
     warmup = cached_synthetic(config.chunk_pages * 2 * workers, config.cache_dir / "synthetic")
     warm_jobs = submit(bucket, f"{tag}/warmup", [_document("warmup", warmup)])
-    await_records(bucket, warm_jobs, config.timeout_s)
+    await_jobs(bucket, warm_jobs, config.timeout_s)
 
     def measured() -> Any:
         return sampler.window() if sampler is not None else contextlib.nullcontext([])
@@ -324,14 +309,14 @@ def run_pipeline(
             # One window per job: its own CPU by role, and what the rest of the machine took.
             with measured() as window:
                 jobs = submit(bucket, f"{tag}/r{round_}/single", [doc])
-                await_records(bucket, jobs, config.timeout_s)
+                await_jobs(bucket, jobs, config.timeout_s)
             if window:
                 jobs[0].cpu = window[0].by_role()
             run.single.extend(jobs)
             _keep(run, "single", window)
         with measured() as window:
             jobs = submit(bucket, f"{tag}/r{round_}/batch", docs)
-            await_records(bucket, jobs, config.timeout_s)
+            await_jobs(bucket, jobs, config.timeout_s)
         _keep(run, "batch", window)
         start = min(j.uploaded_at for j in jobs)
         end = max(j.record.finished_at for j in jobs if j.record is not None)
