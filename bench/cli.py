@@ -9,8 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.harness import BenchConfig, run_bench
+from bench.config import BenchConfig
 from bench.report import write_results
+from bench.run import run_bench
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -75,14 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache_dir:
         config.cache_dir = args.cache_dir
     command = shlex.join(["scripts/bench", *(sys.argv[1:] if argv is None else argv)])
-    report = run_bench(config, command)
+    results = run_bench(config, command)
     out = args.out or RESULTS / f"{time.strftime('%Y-%m-%d')}-{args.label}"
-    for path in write_results(report, out):
+    for path in write_results(results, out):
         print(path)
-    for row in report["targets"]:
-        print(
-            f"{'met ' if row['met'] else 'MISS'} {row['name']}: {row['value']:g} ({row['target']})"
-        )
+    for row in results.targets:
+        print(f"{'met ' if row.met else 'MISS'} {row.name}: {row.value:g} ({row.target})")
     return 0
 
 

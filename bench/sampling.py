@@ -19,6 +19,8 @@ from typing import Any
 
 import psutil
 
+from bench.models import GpuPeak, GpuSummary, ProcessPeak, ResourceSummary, RoleCpu
+
 # Roles of the processes of a local run, as the report names them.
 HARNESS = "harness (moto + handlers)"
 SUPERVISOR = "supervisor"
@@ -87,14 +89,16 @@ class Window:
         split["moto server (request threads)"] = round(max(0.0, total - sum(split.values())), 3)
         return split
 
-    def by_role(self) -> dict[str, dict[str, float]]:
+    def by_role(self) -> dict[str, RoleCpu]:
         """CPU seconds and mean cores per role, plus what the rest of the machine used."""
         totals: dict[str, float] = defaultdict(float)
         for pid, seconds in self.cpu_s.items():
             totals[self.roles[pid]] += seconds
         totals[NOT_OURS] = max(0.0, self.machine_cpu_s - sum(self.cpu_s.values()))
         return {
-            role: {"cpu_s": round(s, 3), "cores": round(s / self.wall_s, 3) if self.wall_s else 0}
+            role: RoleCpu(
+                cpu_s=round(s, 3), cores=round(s / self.wall_s, 3) if self.wall_s else 0.0
+            )
             for role, s in sorted(totals.items())
         }
 
@@ -202,37 +206,36 @@ class ResourceSampler:
         if self._nvml is not None:
             self.gpu_samples.extend({"t": t, **s} for s in _gpu_sample(self._nvml))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ResourceSummary:
         """Peak RSS and mean CPU per process and per role, and GPU peaks."""
-        per_process: list[dict[str, Any]] = []
         cpu: dict[int, list[float]] = defaultdict(list)
         for s in self.samples:
             cpu[s["pid"]].append(s["cpu_pct"])
-        for pid, peak in sorted(self.peak_rss_mb.items()):
-            per_process.append(
-                {
-                    "pid": pid,
-                    "role": self.roles[pid],
-                    "peak_rss_mb": round(peak, 1),
-                    "mean_cpu_pct": round(sum(cpu[pid]) / len(cpu[pid]), 1) if cpu[pid] else 0,
-                }
+        per_process = [
+            ProcessPeak(
+                pid=pid,
+                role=self.roles[pid],
+                peak_rss_mb=round(peak, 1),
+                mean_cpu_pct=round(sum(cpu[pid]) / len(cpu[pid]), 1) if cpu[pid] else 0.0,
             )
+            for pid, peak in sorted(self.peak_rss_mb.items())
+        ]
         peak_by_role: dict[str, float] = defaultdict(float)
         for pid, peak in self.peak_rss_mb.items():
             role = self.roles[pid]
             peak_by_role[role] = max(peak_by_role[role], round(peak, 1))
-        gpus: dict[int, dict[str, float]] = {}
+        gpus: dict[int, GpuPeak] = {}
         for g in self.gpu_samples:
-            seen = gpus.setdefault(g["index"], {"max_util_pct": 0.0, "max_memory_used_mb": 0.0})
-            seen["max_util_pct"] = max(seen["max_util_pct"], g["util_pct"])
-            seen["max_memory_used_mb"] = max(seen["max_memory_used_mb"], g["memory_used_mb"])
-        return {
-            "interval_s": self.interval_s,
-            "processes": per_process,
-            "peak_rss_mb_by_role": dict(sorted(peak_by_role.items())),
-            "gpu": {"note": self.gpu_note, "devices": gpus},
-            "samples": len(self.samples),
-        }
+            seen = gpus.setdefault(g["index"], GpuPeak(max_util_pct=0.0, max_memory_used_mb=0.0))
+            seen.max_util_pct = max(seen.max_util_pct, g["util_pct"])
+            seen.max_memory_used_mb = max(seen.max_memory_used_mb, g["memory_used_mb"])
+        return ResourceSummary(
+            interval_s=self.interval_s,
+            processes=per_process,
+            peak_rss_mb_by_role=dict(sorted(peak_by_role.items())),
+            gpu=GpuSummary(note=self.gpu_note, devices=gpus),
+            samples=len(self.samples),
+        )
 
 
 def harness_threads() -> dict[str, float]:

@@ -9,8 +9,11 @@ import psutil
 import pytest
 
 from bench import cli
-from bench.harness import STAGES, Job, _document, job_stages
+from bench.documents import document
+from bench.jobs import Job
+from bench.models import STAGES
 from bench.sampling import CONVERTER, HARNESS, SUPERVISOR, WORKER, ResourceSampler, role_of
+from bench.stages import job_stages
 from bench.synthetic import synthetic_pdf
 from pagefleet.local import MotoServer
 from pagefleet.local.pipeline import LocalPipeline
@@ -71,8 +74,8 @@ def test_job_stages_add_up_to_the_latency(tmp_path: Path) -> None:
         timings=StageTimings(assemble_s=0.6),
     )
     pdf = synthetic_pdf(tmp_path / "x.pdf", 4)
-    job = Job(doc=_document("x", pdf), rel="x", uploaded_at=100.0, record=record)
-    stages = job_stages(job, manifest, results, workers=2)
+    job = Job(doc=document("x", pdf), rel="x", uploaded_at=100.0, record=record)
+    stages = job_stages(job, manifest, results, workers=2).model_dump()
     assert list(stages) == list(STAGES)
     assert sum(stages.values()) == pytest.approx(job.latency_s)
     assert stages["ingest_s"] == pytest.approx(0.5)
@@ -81,7 +84,7 @@ def test_job_stages_add_up_to_the_latency(tmp_path: Path) -> None:
     assert stages["chunk_overhead_s"] == pytest.approx(2.75 - 1.75 - 0.1)
     assert stages["completion_wait_s"] == pytest.approx(0.5)
     # One worker runs both chunks one after the other.
-    assert job_stages(job, manifest, results, workers=1)["convert_s"] == pytest.approx(3.5)
+    assert job_stages(job, manifest, results, workers=1).convert_s == pytest.approx(3.5)
 
 
 def test_wait_ready_returns_with_every_worker_warm(

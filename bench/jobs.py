@@ -1,0 +1,56 @@
+"""One measured job: a document uploaded to the stack's inbox at a known time, and its record.
+
+Uploading and awaiting go through :mod:`pagefleet.submission`, the path ``pagefleet run`` and
+the tests take; the bench adds its own clock: ``uploaded_at`` is read just before the PUT, so a
+job's latency runs from the upload to the time stamped in its record, whatever the interval at
+which records are looked for.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from bench.models import Document, RoleCpu, StageSeconds
+from pagefleet.models import JobRecord
+from pagefleet.storage import Bucket
+from pagefleet.submission import await_records, upload
+
+# Latency does not depend on it (see above); it only bounds how long after its record a job
+# is noticed.
+RECORD_POLL_S = 0.2
+
+
+@dataclass
+class Job:
+    doc: Document
+    rel: str
+    uploaded_at: float  # time.time() just before the PUT to inbox/
+    record: JobRecord | None = None
+    stages: StageSeconds | None = None  # read after the clock stops (bench.stages)
+    cpu: dict[str, RoleCpu] = field(default_factory=dict)  # by role, while it ran alone
+
+    @property
+    def latency_s(self) -> float:
+        assert self.record is not None, f"{self.rel}: no job record yet"
+        return self.record.finished_at - self.uploaded_at
+
+
+def submit(bucket: Bucket, prefix: str, docs: Iterable[Document]) -> list[Job]:
+    jobs = []
+    for doc in docs:
+        rel = f"{prefix}/{doc.name}"
+        data = doc.path.read_bytes()  # read before the clock starts
+        jobs.append(Job(doc=doc, rel=rel, uploaded_at=time.time()))
+        upload(bucket, rel, data)
+    return jobs
+
+
+def await_jobs(bucket: Bucket, jobs: list[Job], timeout_s: float) -> None:
+    """Fill every job's record, waiting at most ``timeout_s`` for the last."""
+    records = await_records(
+        bucket, [job.rel for job in jobs], timeout_s=timeout_s, interval_s=RECORD_POLL_S
+    )
+    for job in jobs:
+        job.record = records[job.rel]

@@ -1,0 +1,76 @@
+"""The pipeline at one W, measured: a warm-up job, then rounds of two passes.
+
+Each round sends every document alone, one after the other (its latency and pages/s), then all
+of them at once (the throughput of the whole set). Stage times are read after the clock stops.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+
+from bench.config import BenchConfig
+from bench.documents import synthetic_document
+from bench.jobs import Job, await_jobs, submit
+from bench.models import Document, ResourceSummary
+from bench.sampling import ResourceSampler, Window
+from bench.stages import load_stages
+from pagefleet.storage import Bucket
+
+
+@dataclass
+class PipelineRun:
+    """What one W produced: jobs of the per-document and batch passes, and resources."""
+
+    workers: int
+    single: list[Job] = field(default_factory=list)
+    batches: list[tuple[float, list[Job]]] = field(default_factory=list)  # (makespan_s, jobs)
+    windows: dict[str, Window] = field(default_factory=dict)  # by pass, over every round
+    resources: ResourceSummary | None = None  # None: not sampled (a deployed stack)
+
+    def keep(self, kind: str, window: list[Window]) -> None:
+        """Add one measured phase to its pass's CPU over every round (none: not sampled)."""
+        if window:
+            self.windows[kind] = (
+                self.windows[kind].merge(window[0]) if kind in self.windows else window[0]
+            )
+
+    def jobs(self) -> list[Job]:
+        return [*self.single, *(job for _, batch in self.batches for job in batch)]
+
+
+def run_pipeline(
+    bucket: Bucket,
+    docs: list[Document],
+    workers: int,
+    config: BenchConfig,
+    sampler: ResourceSampler | None,
+    tag: str,
+) -> PipelineRun:
+    run = PipelineRun(workers=workers)
+    warmup = synthetic_document(config.chunk_pages * 2 * workers, config)
+    await_jobs(bucket, submit(bucket, f"{tag}/warmup", [warmup]), config.timeout_s)
+
+    def measured() -> AbstractContextManager[list[Window]]:
+        return sampler.window() if sampler is not None else nullcontext([])
+
+    for round_ in range(config.repeat):
+        for doc in docs:
+            # One window per job: its own CPU by role, and what the rest of the machine took.
+            with measured() as window:
+                jobs = submit(bucket, f"{tag}/r{round_}/single", [doc])
+                await_jobs(bucket, jobs, config.timeout_s)
+            if window:
+                jobs[0].cpu = window[0].by_role()
+            run.single.extend(jobs)
+            run.keep("single", window)
+        with measured() as window:
+            jobs = submit(bucket, f"{tag}/r{round_}/batch", docs)
+            await_jobs(bucket, jobs, config.timeout_s)
+        run.keep("batch", window)
+        start = min(j.uploaded_at for j in jobs)
+        end = max(j.record.finished_at for j in jobs if j.record is not None)
+        run.batches.append((end - start, jobs))
+    for job in run.jobs():
+        load_stages(bucket, job, workers)
+    return run

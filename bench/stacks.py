@@ -1,0 +1,97 @@
+"""Where the pipeline runs: the embedded stack started here, or a stack that already runs.
+
+The embedded stack is moto, the handlers in this process and ``python -m runner`` with W
+workers, sampled for CPU and memory; a deployed stack is only reached through its bucket.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bench.config import BenchConfig
+from bench.models import Baseline, Document, PipelineSummary
+from bench.pipeline_run import run_pipeline
+from bench.sampling import ResourceSampler
+from bench.summary import summarize_pipeline
+from pagefleet.aws import client
+from pagefleet.local import MotoServer
+from pagefleet.local.pipeline import LocalPipeline
+from pagefleet.settings import Settings, load_settings
+from pagefleet.storage import Bucket
+
+
+def deployed_settings(config: BenchConfig) -> Settings:
+    """Settings for a stack that already runs: an endpoint (``pagefleet up``) or Terraform."""
+    overrides: dict[str, Any] = {}
+    if config.endpoint_url:
+        overrides["endpoint_url"] = config.endpoint_url
+    if config.stack_outputs:
+        outputs = json.loads(config.stack_outputs.read_text())
+        overrides["bucket"] = outputs["bucket_name"]["value"]
+    if config.bucket:
+        overrides["bucket"] = config.bucket
+    return load_settings(**overrides)
+
+
+def run_deployed(
+    docs: list[Document], config: BenchConfig, baseline: Baseline, stamp: str
+) -> list[PipelineSummary]:
+    """Each W on the deployed stack; W only labels the run, the stack has its own workers."""
+    settings = deployed_settings(config)
+    bucket = Bucket(client("s3", settings), settings.bucket)
+    summaries = []
+    for workers in config.workers:
+        run = run_pipeline(bucket, docs, workers, config, None, f"bench/{stamp}-w{workers}")
+        summaries.append(summarize_pipeline(run, docs, baseline, config.chunk_pages))
+    return summaries
+
+
+def run_embedded(
+    docs: list[Document], config: BenchConfig, baseline: Baseline, stamp: str
+) -> list[PipelineSummary]:
+    """Each W on the embedded stack: one moto server, and per W its own bucket and queues."""
+    server = MotoServer()
+    server.start()
+    try:
+        return [_embedded(server, docs, w, config, baseline, stamp) for w in config.workers]
+    finally:
+        server.stop()
+
+
+def _embedded(
+    server: MotoServer,
+    docs: list[Document],
+    workers: int,
+    config: BenchConfig,
+    baseline: Baseline,
+    stamp: str,
+) -> PipelineSummary:
+    name = f"bench-w{workers}-{stamp}".lower()
+    settings = load_settings(
+        endpoint_url=server.url,
+        bucket=name,
+        queue_prefix=name,
+        chunk_pages=config.chunk_pages,
+        converter=config.converter,
+        workers=workers,
+    )
+    pipeline = LocalPipeline(settings, workers=workers, server=server)
+    stack = pipeline.start()
+    try:
+        pipeline.wait_ready(workers)
+        runner = pipeline.runner
+        sampler = ResourceSampler(
+            roots=lambda: [runner.pid] if runner is not None else [],
+            interval_s=config.sample_interval_s,
+        )
+        sampler.start()
+        try:
+            bucket = Bucket(stack.s3, pipeline.settings.bucket)
+            run = run_pipeline(bucket, docs, workers, config, sampler, "bench")
+        finally:
+            sampler.stop()
+        run.resources = sampler.summary()
+    finally:
+        pipeline.stop()
+    return summarize_pipeline(run, docs, baseline, config.chunk_pages)

@@ -1,0 +1,148 @@
+"""One W's jobs summed up: latency, pages/s and efficiency per document and overall, and CPU."""
+
+from __future__ import annotations
+
+import statistics
+
+from bench.jobs import Job
+from bench.models import (
+    STAGES,
+    Baseline,
+    Document,
+    DocumentRun,
+    Overall,
+    PassCpu,
+    PipelineSummary,
+    RoleCpu,
+    StageSeconds,
+)
+from bench.pipeline_run import PipelineRun
+from pagefleet.planning import plan_chunks
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _stages(job: Job) -> StageSeconds:
+    assert job.stages is not None, f"{job.rel}: stages not loaded"
+    return job.stages
+
+
+def _median_stages(jobs: list[Job]) -> StageSeconds:
+    return StageSeconds(
+        **{s: round(statistics.median(_stages(j).of(s) for j in jobs), 4) for s in STAGES}
+    )
+
+
+def _median_cpu(jobs: list[Job]) -> dict[str, RoleCpu]:
+    idle = RoleCpu(cpu_s=0.0, cores=0.0)  # a role absent from a job's window used nothing
+    roles = sorted({role for j in jobs for role in j.cpu})
+    return {
+        role: RoleCpu(
+            cpu_s=round(statistics.median(j.cpu.get(role, idle).cpu_s for j in jobs), 3),
+            cores=round(statistics.median(j.cpu.get(role, idle).cores for j in jobs), 3),
+        )
+        for role in roles
+    }
+
+
+def _efficiency(pages_per_s: float, workers: int, baseline_pages_per_s: float) -> float:
+    """Pipeline pages/s over the ideal W x baseline pages/s."""
+    if not baseline_pages_per_s:
+        return 0.0
+    return round(pages_per_s / (workers * baseline_pages_per_s), 4)
+
+
+def _document_run(
+    doc: Document, jobs: list[Job], workers: int, baseline: Baseline, chunk_pages: int
+) -> DocumentRun:
+    base = baseline.per_document[doc.name]
+    latencies = [j.latency_s for j in jobs]
+    p50 = statistics.median(latencies)
+    pages_per_s = doc.pages / p50 if p50 > 0 else 0.0
+    chunks = len(plan_chunks(doc.pages, chunk_pages)) if doc.pages else 0
+    lanes = max(1, min(workers, chunks))
+    records = [j.record for j in jobs if j.record is not None]
+    return DocumentRun(
+        pages=doc.pages,
+        chunks=chunks,
+        status=sorted({r.status for r in records}),
+        latency_s=[round(x, 4) for x in latencies],
+        latency_p50_s=round(p50, 4),
+        latency_p95_s=round(percentile(latencies, 0.95), 4),
+        pages_per_s=round(pages_per_s, 3),
+        efficiency=_efficiency(pages_per_s, workers, base.pages_per_s),
+        # A document of fewer chunks than workers cannot use them all.
+        efficiency_bound=round(lanes / workers, 4),
+        # Seconds above the plain converter's time spread over the lanes it could use.
+        overhead_s=round(p50 - base.median_s / lanes, 4),
+        stages=_median_stages(jobs),
+        # Median over rounds: CPU seconds by role while the document ran alone; "rest of the
+        # machine" in cores says how much other work competed with it.
+        cpu=_median_cpu(jobs),
+        record_timings=records[len(records) // 2].timings,
+    )
+
+
+def _overall(run: PipelineRun, docs: list[Document], baseline: Baseline) -> Overall:
+    makespans = [m for m, _ in run.batches]
+    makespan = statistics.median(makespans)
+    pages = sum(d.pages for d in docs)
+    batch_jobs = [j for _, batch in run.batches for j in batch]
+    batch_latencies = [j.latency_s for j in batch_jobs]
+    pages_per_s = pages / makespan if makespan > 0 else 0.0
+    return Overall(
+        what="every document uploaded at once; pages over the time from the first upload to "
+        "the last job record; median of the rounds",
+        pages=pages,
+        documents=len(docs),
+        makespan_s=[round(m, 4) for m in makespans],
+        makespan_median_s=round(makespan, 4),
+        pages_per_s=round(pages_per_s, 3),
+        baseline_pages_per_s=baseline.pages_per_s,
+        efficiency=_efficiency(pages_per_s, run.workers, baseline.pages_per_s),
+        latency_p50_s=round(percentile(batch_latencies, 0.5), 4),
+        latency_p95_s=round(percentile(batch_latencies, 0.95), 4),
+        failed_jobs=sum(1 for j in batch_jobs if j.record and j.record.status != "done"),
+        # Stage seconds summed over every job of a round (median round): where the set's
+        # seconds went.
+        stages_total=StageSeconds(
+            **{
+                s: round(
+                    statistics.median(sum(_stages(j).of(s) for j in b) for _, b in run.batches),
+                    4,
+                )
+                for s in STAGES
+            }
+        ),
+    )
+
+
+def summarize_pipeline(
+    run: PipelineRun, docs: list[Document], baseline: Baseline, chunk_pages: int
+) -> PipelineSummary:
+    per_document = {
+        doc.name: _document_run(
+            doc, [j for j in run.single if j.doc == doc], run.workers, baseline, chunk_pages
+        )
+        for doc in docs
+    }
+    return PipelineSummary(
+        workers=run.workers,
+        per_document=per_document,
+        overall=_overall(run, docs, baseline),
+        cpu={
+            kind: PassCpu(wall_s=round(w.wall_s, 3), roles=w.by_role())
+            for kind, w in run.windows.items()
+        },
+        harness_cpu_s={kind: w.harness_split() for kind, w in run.windows.items()},
+        resources=run.resources,
+    )
