@@ -40,8 +40,8 @@ from runner.worker_state import WorkerState
 
 # Worker state files are written by other processes; nothing to await, so they are polled.
 STATE_POLL_S = 1.0
-# While a worker is still starting, poll faster: its first state file means it is warm, and
-# whoever waits for warm workers (the embedded stack) should not wait a second more.
+# While a worker is yet to start or still starting, poll faster: its first state file means it
+# is warm, and whoever waits for warm workers (the embedded stack) should not wait a second more.
 STARTING_POLL_S = 0.05
 
 
@@ -311,7 +311,10 @@ class Supervisor:
             if self._protection is not None:
                 await self._protection.update(busy)
             self._write_health(states)
-            starting = any(slot.alive and states[slot.spec.index] is None for slot in self.slots)
+            starting = any(
+                states[slot.spec.index] is None and (slot.proc is None or slot.alive)
+                for slot in self.slots
+            )
             await asyncio.sleep(STARTING_POLL_S if starting else STATE_POLL_S)
 
     def _states(self) -> dict[int, WorkerState | None]:
