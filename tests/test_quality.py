@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from bench import quality
+from pagefleet.layout.schema import OutlineEntry
 from tests import layout_pdfs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def test_words_ignore_markup_and_hyphenation() -> None:
 
 
 def test_heading_score() -> None:
-    outline = [
+    outline: list[OutlineEntry] = [
         {"title": "Intro", "level": 1, "page": 1},
         {"title": "Detail", "level": 2, "page": 1},
         {"title": "Missing", "level": 2, "page": 2},
