@@ -1,8 +1,8 @@
 """The typed results of one benchmark run: what ``results.json`` holds and the report renders.
 
-The JSON keeps the shape of earlier runs, so every ``bench/results/*/results.json`` committed
-before these models existed loads with :meth:`BenchResults.model_validate_json` and renders the
-same ``results.md`` (``tests/test_bench_report.py`` checks both on that history).
+The JSON keeps the shape of earlier runs: every ``bench/results/*/results.json`` committed
+before these models existed loads with :meth:`BenchResults.model_validate_json` and writes back
+unchanged (``tests/test_bench_report.py``), and each re-renders its ``results.md`` byte for byte.
 """
 
 from __future__ import annotations
