@@ -2,7 +2,8 @@
 
 The JSON keeps the shape of earlier runs: every ``bench/results/*/results.json`` committed
 before these models existed loads with :meth:`BenchResults.model_validate_json` and writes back
-unchanged (``tests/test_bench_report.py``), and each re-renders its ``results.md`` byte for byte.
+unchanged (``tests/test_bench_report.py``); each re-rendered its ``results.md`` byte for byte
+when these models replaced the dicts.
 """
 
 from __future__ import annotations
