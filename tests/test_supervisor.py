@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import aiohttp.web
 import pynvml
@@ -23,6 +24,7 @@ import pytest
 
 from pagefleet.settings import load_settings
 from runner import gpu
+from runner import supervisor as supervisor_module
 from runner.cli import main
 from runner.gpu import GpuInfo, GpuSample
 from runner.health import RunnerHealth, check_health
@@ -33,10 +35,14 @@ from runner.worker_plan import (
     KILL_MARGIN_S,
     RunnerSettings,
     SupervisorError,
+    load_runner_settings,
     plan_workers,
     restart_delay,
 )
 from runner.worker_state import WorkerState
+
+if TYPE_CHECKING:
+    from pagefleet.local.pipeline import LocalPipeline
 
 FAKE_WORKER = r"""
 import json, os, signal, sys, time
@@ -177,7 +183,7 @@ def make_supervisor(
     }
     supervisor = Supervisor(
         settings,
-        RunnerSettings(**runner_settings),
+        load_runner_settings(**runner_settings),
         worker_argv=[sys.executable, str(root / "fake_worker.py")],
         extra_env=extra_env,
         inventory=inventory or (lambda: (None, "test: no NVML")),
@@ -538,11 +544,13 @@ class FakeAgent:
 
     def __init__(self) -> None:
         self.bodies: list[dict] = []
+        self.called = asyncio.Event()
         self.fail = False
 
     async def handle(self, request: aiohttp.web.Request) -> aiohttp.web.Response:
         body = await request.json()
         self.bodies.append(body)
+        self.called.set()
         if self.fail:
             return aiohttp.web.json_response(
                 {"failure": {"Arn": "arn:task", "Reason": "TASK_NOT_VALID"}}
@@ -613,15 +621,18 @@ async def test_protection_failure_is_retried_later(agent) -> None:
         await protection.close()
 
 
-async def test_supervisor_protects_the_task_while_a_worker_holds_a_chunk(root: Path, agent) -> None:
+async def test_supervisor_protects_the_task_while_a_worker_holds_a_chunk(
+    root: Path, agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake, uri = agent
+    # The supervisor reads state files once a second; polling faster only saves the wait.
+    monkeypatch.setattr(supervisor_module, "STATE_POLL_S", 0.05)
     add_chunks(root, 1)
     supervisor, _ = make_supervisor(root, workers=1, env={"FAKE_CONVERT_S": "60"})
     supervisor._protection = TaskProtection(uri, 15, idle_s=0, telemetry=supervisor.telemetry)
     run = asyncio.create_task(supervisor.run())
     await asyncio.to_thread(wait_for_files, root / "inflight", 1, 30)
-    while not fake.bodies:  # the supervisor reads state files once a second
-        await asyncio.sleep(0.05)
+    await asyncio.wait_for(fake.called.wait(), 10)
     assert fake.bodies == [{"ProtectionEnabled": True, "ExpiresInMinutes": 15}]
     supervisor.stop(drain=False)
     assert await run == 1
@@ -637,21 +648,27 @@ def test_protection_only_on_ecs(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- drain with the real worker on a moto server ---
 
 
+@pytest.fixture(scope="module")
+def long_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """124 pages: four chunks of 31 pages, about a second each, so SIGTERM finds them in hand.
+    Made once for both drain modes (generating it takes seconds)."""
+    from pagefleet.local.demo import report_pdf
+
+    return report_pdf(tmp_path_factory.mktemp("long") / "long.pdf", sections=260, seed=5)
+
+
 @pytest.mark.parametrize("drain_timeout_s", ["20", "0"], ids=["finish", "release"])
 def test_sigterm_drains_real_workers_without_losing_a_chunk(
-    moto_server, settings, tmp_path: Path, drain_timeout_s: str
+    moto_server, settings, long_pdf: Path, tmp_path: Path, drain_timeout_s: str
 ) -> None:
     """`python -m runner` with runner.worker: SIGTERM while chunks are held drains every worker
     to a clean exit, and no chunk is lost: the job completes once runners start again."""
-    from pagefleet.local.demo import report_pdf
     from pagefleet.local.pipeline import LocalPipeline
     from pagefleet.storage import Bucket
     from pagefleet.submission import upload
     from tests.conftest import wait_for_record
 
-    # Chunks of about a second each, so SIGTERM finds them in hand.
-    document = report_pdf(tmp_path / "long.pdf", sections=600, seed=5)
-    settings = settings.model_copy(update={"chunk_pages": 60})
+    settings = settings.model_copy(update={"chunk_pages": 32})
     log = tmp_path / "runner.log"
     local = LocalPipeline(
         settings,
@@ -662,21 +679,19 @@ def test_sigterm_drains_real_workers_without_losing_a_chunk(
     )
     with local:
         assert local.stack is not None
+        local.wait_ready()  # a worker still starting could die of SIGTERM before its handler
         bucket = Bucket(local.stack.s3, settings.bucket)
-        upload(bucket, "drain/long", document.read_bytes())
+        upload(bucket, "drain/long", long_pdf.read_bytes())
         deadline = time.monotonic() + 60
-        # The supervisor's health file says which workers hold a chunk; nothing else tells it.
-        while (health := local.health()) is None or not any(w.held for w in health.workers):
+        # A leased chunk message is a chunk in a worker's hand. The health file says so too, but
+        # up to a second late, when these chunks may be done.
+        while _chunks_in_flight(local) == 0:
             assert time.monotonic() < deadline, "no worker ever held a chunk"
-            time.sleep(0.05)
+            time.sleep(0.02)
         assert local.stop_runners() == 0
 
         # Every chunk is either done or back on the queue at once: none waits out its lease.
-        attributes = local.stack.sqs.get_queue_attributes(
-            QueueUrl=local.stack.queue_urls["chunks"],
-            AttributeNames=["ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        assert attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+        assert _chunks_in_flight(local) == 0
         local.start_runners()
         record = wait_for_record(bucket, "drain/long")
     assert record.status == "done"
@@ -688,3 +703,12 @@ def test_sigterm_drains_real_workers_without_losing_a_chunk(
     ]
     assert any(e["event"] == "draining" for e in first_run)
     assert [e["exit_code"] for e in first_run if e["event"] == "worker_exited"] == [0, 0]
+
+
+def _chunks_in_flight(local: LocalPipeline) -> int:
+    assert local.stack is not None
+    attributes = local.stack.sqs.get_queue_attributes(
+        QueueUrl=local.stack.queue_urls["chunks"],
+        AttributeNames=["ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessagesNotVisible"])

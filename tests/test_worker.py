@@ -25,8 +25,9 @@ from tests.conftest import wait_for_record
 
 @pytest.fixture(scope="module")
 def big_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One chunk that takes a few seconds to convert: time to signal mid-chunk."""
-    return report_pdf(tmp_path_factory.mktemp("big") / "big.pdf", sections=500, seed=3)
+    """One chunk (56 pages) that takes a second or more to convert: time to signal mid-chunk,
+    which takes the test some 20 ms."""
+    return report_pdf(tmp_path_factory.mktemp("big") / "big.pdf", sections=120, seed=3)
 
 
 @pytest.fixture
