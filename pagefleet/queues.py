@@ -1,10 +1,11 @@
-"""SQS access: batched sends for the handlers, a lease-aware client for the runner."""
+"""SQS access: batched sends for the handlers, a lease-aware client for the runner, and the
+operator's view (depths, redrive)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -120,4 +121,70 @@ def _chunk_delivery(raw: dict[str, Any]) -> ChunkDelivery | None:
         receipt=raw["ReceiptHandle"],
         message=message,
         receive_count=int(raw.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
+    )
+
+
+class QueueDepth(NamedTuple):
+    """What a queue holds: messages waiting, and messages leased to a consumer right now."""
+
+    visible: int
+    in_flight: int
+
+
+@transient_retry
+def queue_depth(sqs: Any, url: str) -> QueueDepth:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return QueueDepth(
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
+
+
+@transient_retry
+def queue_arn(sqs: Any, url: str) -> str:
+    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+
+
+@transient_retry
+def start_move_task(sqs: Any, dead_letter_url: str, source_url: str) -> str:
+    """SQS's own redrive: move every message of a DLQ back to its source queue, server-side."""
+    response = sqs.start_message_move_task(
+        SourceArn=queue_arn(sqs, dead_letter_url), DestinationArn=queue_arn(sqs, source_url)
+    )
+    return str(response["TaskHandle"])
+
+
+def move_messages(sqs: Any, from_url: str, to_url: str) -> int:
+    """Move what ``from_url`` holds now to ``to_url`` through this client: send, then delete
+    (a crash between them repeats a message, which every consumer here tolerates: rule 1).
+    For endpoints without SQS's message move task (moto)."""
+    moved = 0
+    while True:
+        messages = _receive_batch(sqs, from_url)
+        if not messages:
+            return moved
+        Queue(sqs, to_url).send_all([m["Body"] for m in messages])
+        _delete_batch(sqs, from_url, [m["ReceiptHandle"] for m in messages])
+        moved += len(messages)
+
+
+@transient_retry
+def _receive_batch(sqs: Any, url: str) -> list[dict[str, Any]]:
+    # Leased long enough to send and delete; a short wait ends the loop on an empty queue.
+    response = sqs.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=SQS_BATCH, WaitTimeSeconds=1, VisibilityTimeout=60
+    )
+    return list(response.get("Messages", []))
+
+
+@transient_retry
+def _delete_batch(sqs: Any, url: str, receipts: list[str]) -> None:
+    sqs.delete_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": str(i), "ReceiptHandle": r} for i, r in enumerate(receipts)],
     )

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import Field
@@ -125,3 +126,16 @@ def settings_env(settings: Settings) -> dict[str, str]:
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment, with explicit overrides winning."""
     return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def settings_from_terraform_outputs(outputs_json: str, **overrides: object) -> Settings:
+    """Settings for a deployed stack, from ``terraform output -json``: its bucket, queue prefix
+    and region; everything else from the environment, with ``overrides`` winning."""
+    outputs = json.loads(outputs_json)
+    found = {
+        "bucket": outputs["bucket_name"]["value"],
+        "queue_prefix": outputs["queue_prefix"]["value"],
+    }
+    if "region" in outputs:
+        found["region"] = outputs["region"]["value"]
+    return load_settings(**{**found, **overrides})

@@ -118,11 +118,14 @@ class Submission:
     _manifests: dict[str, JobManifest] = field(default_factory=dict)
 
     @classmethod
-    def upload(cls, bucket: Bucket, root: Path) -> Submission:
+    def upload(cls, bucket: Bucket, *roots: Path, prefix: str = "") -> Submission:
+        """Upload every PDF under ``roots`` (files or folders) as ``inbox/<prefix><rel>``,
+        ``rel`` being a file's path below its folder, or a lone file's name."""
         files: dict[str, Path] = {}
-        for path in find_pdfs(root):
-            rel_path = path.relative_to(root) if root.is_dir() else Path(path.name)
-            files[rel_path.with_suffix("").as_posix()] = path
+        for root in roots:
+            for path in find_pdfs(root):
+                rel_path = path.relative_to(root) if root.is_dir() else Path(path.name)
+                files[prefix + rel_path.with_suffix("").as_posix()] = path
         pages = {rel: count_pages(path) for rel, path in files.items()}
         for rel, path in files.items():
             upload(bucket, rel, path.read_bytes(), path.suffix)
@@ -160,18 +163,28 @@ class Submission:
                 self._manifests[job_id] = JobManifest.model_validate_json(
                     self.bucket.get(keys.manifest(job_id))
                 )
-            done += self._manifests[job_id].chunks[index].pages
+            manifest = self._manifests[job_id]
+            if manifest.rel in self.files:  # a shared bucket holds other users' jobs too
+                done += manifest.chunks[index].pages
         return done
 
     def download(self, out: Path) -> None:
         for rel, record in self.records.items():
-            target = out / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            Path(f"{target}.json").write_bytes(self.bucket.get(keys.outbox_record(rel)))
-            if record.markdown:
-                Path(f"{target}.md").write_bytes(self.bucket.get(record.markdown))
-            prefix = keys.outbox_assets(rel)
-            for key in self.bucket.list_keys(prefix):
-                asset = Path(f"{target}.assets") / key[len(prefix) :]
-                asset.parent.mkdir(parents=True, exist_ok=True)
-                asset.write_bytes(self.bucket.get(key))
+            download(self.bucket, rel, record, out)
+
+
+def download(bucket: Bucket, rel: str, record: JobRecord, out: Path) -> Path:
+    """``<out>/<rel>.json``, ``.md`` and ``.assets/`` from the outbox; returns the record's
+    path. The assets keep their relative links working."""
+    target = out / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    record_path = Path(f"{target}.json")
+    record_path.write_bytes(bucket.get(keys.outbox_record(rel)))
+    if record.markdown:
+        Path(f"{target}.md").write_bytes(bucket.get(record.markdown))
+    prefix = keys.outbox_assets(rel)
+    for key in bucket.list_keys(prefix):
+        asset = Path(f"{target}.assets") / key[len(prefix) :]
+        asset.parent.mkdir(parents=True, exist_ok=True)
+        asset.write_bytes(bucket.get(key))
+    return record_path

@@ -1,0 +1,95 @@
+"""The ``pagefleet`` command: ``run`` a folder through the embedded stack or keep it ``up``; and
+against any running stack, embedded or deployed, ``submit``, ``status``, ``redrive`` and ``get``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+try:
+    from pagefleet.cli import local_stack, operate
+except ModuleNotFoundError as missing:  # a Lambda or runner install: the core only
+    raise SystemExit(
+        f"the pagefleet command needs the embedded stack's extra ({missing.name} is missing): "
+        "pip install 'pagefleet[local]'"
+    ) from None
+
+__all__ = ["main"]
+
+DOCUMENT_HELP = "a document: inbox/<rel>.pdf, outbox/<rel>.md or just <rel>"
+
+
+def _stack_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_argument_group(
+        "which stack", "default: PAGEFLEET_* from the environment (AWS unless an endpoint is set)"
+    )
+    where.add_argument(
+        "--stack",
+        metavar="OUTPUTS_JSON",
+        help="a deployed stack: the file `terraform output -json > FILE` wrote",
+    )
+    where.add_argument(
+        "--endpoint-url", help="an S3/SQS endpoint other than AWS's (`pagefleet up` prints one)"
+    )
+    where.add_argument("--bucket")
+    where.add_argument("--region")
+    where.add_argument("--queue-prefix")
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="pagefleet", description=__doc__)
+    commands = root.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="convert every PDF under IN into OUT (embedded stack)")
+    run.add_argument("input", nargs="?", help="a PDF or a folder (default: a demo set)")
+    run.add_argument("--out", default="out", help="where the outputs land (default: out)")
+    run.add_argument(
+        "--workers", type=int, default=None, help="runner worker processes (default: one per core)"
+    )
+    run.set_defaults(func=local_stack.run)
+
+    up = commands.add_parser("up", help="start the embedded stack and keep it running")
+    up.add_argument("--workers", type=int, default=None)
+    up.set_defaults(func=local_stack.up)
+
+    submit = commands.add_parser("submit", help="upload PDFs to inbox/ of a running stack")
+    submit.add_argument("files", nargs="+", help="PDFs or folders of PDFs")
+    submit.add_argument("--prefix", default="", help="put them under inbox/PREFIX")
+    submit.add_argument("--wait", action="store_true", help="wait for every job record")
+    submit.add_argument("--timeout", type=float, default=None, help="seconds --wait waits")
+    _stack_options(submit)
+    submit.set_defaults(func=operate.submit)
+
+    status = commands.add_parser("status", help="queues and jobs, or one document's chunks")
+    status.add_argument("key", nargs="?", help=DOCUMENT_HELP)
+    status.add_argument("--limit", type=int, default=10, help="finished jobs to list")
+    _stack_options(status)
+    status.set_defaults(func=operate.status)
+
+    redrive = commands.add_parser(
+        "redrive", help="move dead-lettered messages back to their queues (after a fix)"
+    )
+    redrive.add_argument(
+        "--queue", action="append", choices=["ingest", "chunks", "completion"], dest="roles"
+    )
+    _stack_options(redrive)
+    redrive.set_defaults(func=operate.redrive)
+
+    get = commands.add_parser("get", help="download a finished document: .md, .assets/, .json")
+    get.add_argument("key", help=DOCUMENT_HELP)
+    get.add_argument("--out", default=".", help="folder to write <rel>.md and friends into")
+    _stack_options(get)
+    get.set_defaults(func=operate.get)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""The operator's verbs against the embedded stack: submit --wait, status of a running and a
+finished job, redrive after a dead letter, get."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from pagefleet import keys
+from pagefleet.cli import main, parser
+from pagefleet.cli.operate import document_rel, stack_settings
+from pagefleet.local.demo import report_pdf
+from pagefleet.local.pipeline import LocalPipeline
+from pagefleet.models import JobManifest
+from pagefleet.settings import Settings
+from pagefleet.stack import notification_configuration
+from pagefleet.storage import Bucket
+from pagefleet.submission import await_records, upload
+from tests.conftest import wait_for_record
+
+EVENTS = Path(__file__).parent / "events"
+
+
+def _stack_args(settings: Settings) -> list[str]:
+    assert settings.endpoint_url is not None
+    return [
+        "--endpoint-url",
+        settings.endpoint_url,
+        "--bucket",
+        settings.bucket,
+        "--queue-prefix",
+        settings.queue_prefix,
+    ]
+
+
+@pytest.fixture(scope="module")
+def pdfs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("submit")
+    report_pdf(folder / "one.pdf", sections=6, seed=1)
+    report_pdf(folder / "sub" / "two.pdf", sections=3, seed=2)
+    (folder / "sub" / "bad.pdf").write_bytes(b"no pdf here")
+    return folder
+
+
+def test_submit_waits_for_every_record_and_get_downloads_one(
+    pipeline: LocalPipeline, bucket: Bucket, pdfs: Path, tmp_path: Path, capsys
+) -> None:
+    args = _stack_args(pipeline.settings)
+    code = main(["submit", str(pdfs), "--prefix", "batch", "--wait", *args])
+    assert code == 1  # one input is not a PDF
+    err = capsys.readouterr().err
+    assert "3 PDFs uploaded" in err and "not_pdf" in err
+    records = await_records(bucket, ["batch/one", "batch/sub/two", "batch/sub/bad"], timeout_s=0)
+    assert [records[r].status for r in sorted(records)] == ["done", "failed", "done"]
+
+    out = tmp_path / "got"
+    assert main(["get", "outbox/batch/sub/two.md", "--out", str(out), *args]) == 0
+    markdown = (out / "batch/sub/two.md").read_text()
+    assert markdown == bucket.get(keys.outbox_markdown("batch/sub/two")).decode()
+    assert json.loads((out / "batch/sub/two.json").read_text())["status"] == "done"
+    assert main(["get", "batch/sub/bad", "--out", str(out), *args]) == 1  # failed: no Markdown
+    assert not (out / "batch/sub/bad.md").exists()
+    assert main(["get", "never/uploaded", "--out", str(out), *args]) == 1
+    assert "has no record yet" in capsys.readouterr().err
+
+
+def test_status_shows_a_running_job_then_the_finished_one(
+    moto_server, settings: Settings, pdfs: Path, capsys
+) -> None:
+    # No runners at first: the job is split and waits in the chunks queue.
+    with LocalPipeline(settings, server=moto_server, start_runners=False) as local:
+        assert local.stack is not None
+        bucket = Bucket(local.stack.s3, settings.bucket)
+        upload(bucket, "running", (pdfs / "one.pdf").read_bytes())
+        while not [k for k in bucket.list_keys(keys.JOBS) if k.endswith("/sent")]:
+            time.sleep(0.05)  # S3 offers nothing to await: the splitter's marker ends the split
+        args = _stack_args(local.settings)
+        assert main(["status", "inbox/running.pdf", *args]) == 0
+        running = capsys.readouterr().err
+        assert "running: converting" in running and "pending" in running
+        assert main(["status", *args]) == 0
+        overview = capsys.readouterr().err
+        [manifest_key] = [k for k in bucket.list_keys(keys.JOBS) if k.endswith("manifest.json")]
+        chunks = len(JobManifest.model_validate_json(bucket.get(manifest_key)).chunks)
+        assert f"0/{chunks}" in overview and "converting" in overview
+        assert _queue_row(overview, "chunks")[:2] == [str(chunks), "0"]
+
+        local.start_runners()
+        wait_for_record(bucket, "running")
+        assert main(["status", "running", *args]) == 0
+        finished = capsys.readouterr().err
+        assert "running: done" in finished and "pending" not in finished
+        assert finished.count("done") == chunks + 1  # the title and every chunk
+        assert main(["status", *args]) == 0
+        assert "finished: 1 done, 0 partial, 0 failed" in capsys.readouterr().err
+
+
+def _queue_row(table: str, role: str) -> list[str]:
+    """The numbers of ``role``'s row in the queues table."""
+    [line] = [line for line in table.splitlines() if line.startswith(f"│ {role} ")]
+    return [cell.strip() for cell in line.split("│")[2:-1]]
+
+
+def test_redrive_sends_a_dead_lettered_upload_back_to_the_splitter(
+    pipeline: LocalPipeline, bucket: Bucket, pdfs: Path, capsys
+) -> None:
+    stack = pipeline.stack
+    assert stack is not None
+    # An upload whose event ended in the ingest DLQ (a splitter that failed it five times):
+    # the object is written with notifications off, and its event goes to the DLQ.
+    stack.s3.put_bucket_notification_configuration(Bucket=bucket.name, NotificationConfiguration={})
+    key = upload(bucket, "dead/lettered", (pdfs / "one.pdf").read_bytes())
+    stack.s3.put_bucket_notification_configuration(
+        Bucket=bucket.name, NotificationConfiguration=notification_configuration(stack.queue_arns)
+    )
+    event = json.loads((EVENTS / "s3_put_via_sqs.json").read_text())
+    event["Records"][0]["s3"]["bucket"]["name"] = bucket.name
+    head = bucket.head(key)
+    assert head is not None
+    obj = event["Records"][0]["s3"]["object"]
+    obj.update(key=key, eTag=head["ETag"].strip('"'), versionId=head.get("VersionId"))
+    stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=json.dumps(event))
+
+    assert main(["redrive", "--queue", "ingest", *_stack_args(pipeline.settings)]) == 0
+    assert "ingest: 1 dead-lettered messages sent back" in capsys.readouterr().err
+    assert wait_for_record(bucket, "dead/lettered", timeout_s=60).status == "done"
+    assert main(["redrive", *_stack_args(pipeline.settings)]) == 0
+    assert "ingest: 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("key", "rel"),
+    [
+        ("inbox/a/b c.PDF", "a/b c"),
+        ("outbox/a/b.md", "a/b"),
+        ("outbox/a/b.json", "a/b"),
+        ("a/b.pdf", "a/b"),
+        ("a/b", "a/b"),
+    ],
+)
+def test_a_document_is_named_by_any_of_its_keys(key: str, rel: str) -> None:
+    assert document_rel(key) == rel
+
+
+def test_terraform_outputs_name_the_stack(tmp_path: Path) -> None:
+    outputs = {
+        "bucket_name": {"value": "acme-docs"},
+        "queue_prefix": {"value": "acme"},
+        "region": {"value": "eu-west-1"},
+    }
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    settings = stack_settings(parser().parse_args(["status", "--stack", str(path)]))
+    assert (settings.bucket, settings.queue_prefix, settings.region) == (
+        "acme-docs",
+        "acme",
+        "eu-west-1",
+    )
