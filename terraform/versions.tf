@@ -1,10 +1,12 @@
 terraform {
-  required_version = ">= 1.7.0"
+  # 1.9: validations that refer to other variables (subnets only when runners are created).
+  required_version = ">= 1.9.0"
 
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.100"
+      # The major tested here (terraform test, the moto apply); .terraform.lock.hcl holds the exact version.
+      version = ">= 5.100, < 6.0"
     }
   }
 }
