@@ -92,6 +92,37 @@ run "bucket" {
     ])
     error_message = "each notification keeps its id, prefix, suffix and events"
   }
+
+  assert {
+    condition = jsonencode([for s in data.aws_iam_policy_document.kms[0].statement : [s.actions, s.resources, s.condition]
+      if anytrue([for p in s.principals : contains(tolist(p.identifiers), "s3.amazonaws.com")])
+    ]) == jsonencode([[["kms:Decrypt", "kms:GenerateDataKey"], ["*"], []]])
+    error_message = "S3's key statement is the one AWS documents for notifications to encrypted queues: GenerateDataKey and Decrypt, no condition"
+  }
+
+  assert {
+    condition     = length([for s in data.aws_iam_policy_document.kms[0].statement : s if s.sid == "CloudWatchAlarmsToEncryptedTopic"]) == 0
+    error_message = "CloudWatch gets no use of the key without an alarm topic"
+  }
+}
+
+run "alarm_topic_encrypted_with_the_key" {
+  command = plan
+
+  module {
+    source = "./modules/storage"
+  }
+
+  variables {
+    allow_cloudwatch_alarms = true
+  }
+
+  assert {
+    condition = jsonencode([for s in data.aws_iam_policy_document.kms[0].statement : [s.actions, s.condition]
+      if s.sid == "CloudWatchAlarmsToEncryptedTopic" && anytrue([for p in s.principals : contains(tolist(p.identifiers), "cloudwatch.amazonaws.com")])
+    ]) == jsonencode([[["kms:Decrypt", "kms:GenerateDataKey*"], []]])
+    error_message = "CloudWatch alarms may encrypt notifications to the alarm topic (AWS's statement for encrypted topics)"
+  }
 }
 
 run "no_notifications_no_configuration" {

@@ -17,7 +17,7 @@ data "aws_iam_policy_document" "kms" {
 
   # In a key policy "Resource": "*" means this key and nothing else; the checks below read it as any resource.
   # checkov:skip=CKV_AWS_109:Key policy: "*" is this key; administration is delegated to IAM in this account only.
-  # checkov:skip=CKV_AWS_111:Key policy: "*" is this key; writers are the account's IAM principals and two service principals with conditions.
+  # checkov:skip=CKV_AWS_111:Key policy: "*" is this key; writers are the account's IAM principals and the service principals AWS documents for S3 notifications, CloudWatch Logs and (with an alarm topic) CloudWatch alarms.
   # checkov:skip=CKV_AWS_356:Key policy: "*" is this key, the only resource a key policy can name.
 
   # Delegates use of the key to IAM policies in this account, so each role's own policy
@@ -33,7 +33,14 @@ data "aws_iam_policy_document" "kms" {
     }
   }
 
-  # S3 encrypts the event notifications it sends to the KMS-encrypted queues.
+  # S3 encrypts the event notifications it sends to the KMS-encrypted queues. This is the
+  # statement AWS documents for S3 event notifications to an encrypted SQS queue (S3 user
+  # guide, "Enabling and configuring event notifications", key policy for SNS/SQS), word for
+  # word: no condition. S3 validates the notification configuration against the key when it is
+  # set, and AWS does not document that this call carries aws:SourceAccount or aws:SourceArn;
+  # a condition on a key it lacks fails that validation and the bucket notification at apply
+  # (moto checks no key policy, so no test here could catch it). Who may make S3 send to the
+  # queues is limited by the queue policies (aws:SourceArn = this bucket, modules/queues).
   statement {
     sid       = "S3NotificationsToEncryptedQueues"
     actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
@@ -43,11 +50,24 @@ data "aws_iam_policy_document" "kms" {
       type        = "Service"
       identifiers = ["s3.amazonaws.com"]
     }
+  }
 
-    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = [local.account_id]
+  # CloudWatch alarms publish to the alarm topic, encrypted with this key: AWS's documented
+  # statement for CloudWatch and encrypted SNS topics (SNS developer guide, "Enable
+  # compatibility between event sources from AWS services and encrypted topics"), unconditioned
+  # for the same reason as S3's above. Without it alarms fire and their notifications vanish.
+  dynamic "statement" {
+    for_each = var.allow_cloudwatch_alarms ? [true] : []
+
+    content {
+      sid       = "CloudWatchAlarmsToEncryptedTopic"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey*"]
+      resources = ["*"]
+
+      principals {
+        type        = "Service"
+        identifiers = ["cloudwatch.amazonaws.com"]
+      }
     }
   }
 

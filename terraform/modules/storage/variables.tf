@@ -58,6 +58,12 @@ variable "kms_deletion_window_days" {
   default     = 30
 }
 
+variable "allow_cloudwatch_alarms" {
+  description = "Let CloudWatch alarms use the key, to publish to an SNS topic encrypted with it (the alarms module's topic)."
+  type        = bool
+  default     = false
+}
+
 ################################################################################
 # Notifications
 ################################################################################
