@@ -15,6 +15,14 @@ locals {
     drain_timeout_s      = coalesce(var.drain_timeout_s, local.stack.settings.drain_timeout_s)
   }
 
+  # The scaling policy the fleet simulator replays (pagefleet/scaling.py, bench/fleet); the
+  # variables override single numbers.
+  scaling = merge(local.stack.scaling, {
+    max_runners          = coalesce(var.max_runners, local.stack.scaling.max_runners)
+    acceptable_latency_s = coalesce(var.acceptable_latency_s, local.stack.scaling.acceptable_latency_s)
+    seconds_per_chunk    = coalesce(var.seconds_per_chunk, local.stack.scaling.seconds_per_chunk)
+  })
+
   queues = merge(local.stack.queues, {
     chunks = merge(local.stack.queues.chunks, { visibility_timeout_s = local.settings.visibility_timeout_s })
   })
@@ -109,7 +117,7 @@ module "runners" {
   instance_types                           = var.gpu_instance_types
   on_demand_base_capacity                  = var.on_demand_base_capacity
   on_demand_percentage_above_base_capacity = var.on_demand_percentage_above_base_capacity
-  max_instances                            = var.max_runners
+  max_instances                            = local.scaling.max_runners
   image_tag                                = var.runner_image_tag
   task_memory_mb                           = var.runner_memory_mb
   vllm_image                               = var.vllm_image
@@ -134,9 +142,16 @@ module "autoscaling" {
   cluster_name         = coalesce(module.runners.cluster_name, var.name)
   service_name         = coalesce(module.runners.service_name, var.name)
   chunks_queue_name    = module.queues.queue_names["chunks"]
-  max_runners          = var.max_runners
-  acceptable_latency_s = var.acceptable_latency_s
-  seconds_per_chunk    = var.seconds_per_chunk
+  min_runners          = local.scaling.min_runners
+  max_runners          = local.scaling.max_runners
+  acceptable_latency_s = local.scaling.acceptable_latency_s
+  seconds_per_chunk    = local.scaling.seconds_per_chunk
+  tracking_metric      = local.scaling.tracking_metric
+  from_zero            = local.scaling.from_zero
+  from_zero_cooldown_s = local.scaling.from_zero_cooldown_s
+  scale_out_cooldown_s = local.scaling.scale_out_cooldown_s
+  scale_in_cooldown_s  = local.scaling.scale_in_cooldown_s
+  idle_minutes         = local.scaling.idle_minutes
 
   tags = var.tags
 }

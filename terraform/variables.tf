@@ -188,9 +188,9 @@ variable "workers_per_gpu" {
 }
 
 variable "max_runners" {
-  description = "Most runner tasks (and GPU instances) at once."
+  description = "Most runner tasks (and GPU instances) at once; null takes the scaling policy's (stack.json, from pagefleet/scaling.py)."
   type        = number
-  default     = 4
+  default     = null
 }
 
 variable "runner_image_tag" {
@@ -228,15 +228,15 @@ variable "vllm_gpu_type" {
 ################################################################################
 
 variable "acceptable_latency_s" {
-  description = "How long a chunk may wait before being converted; with seconds_per_chunk it sets the backlog per task the runners scale to."
+  description = "How long the chunks outstanding per task may take to clear; with seconds_per_chunk it sets the backlog per task the runners scale to. Null takes the scaling policy's (stack.json, from pagefleet/scaling.py)."
   type        = number
-  default     = 300
+  default     = null
 }
 
 variable "seconds_per_chunk" {
-  description = "Average seconds one runner task (one GPU, all its workers) needs per chunk of chunk_pages pages."
+  description = "Average seconds one runner task (one GPU, all its workers) needs per chunk of chunk_pages pages. Null takes the scaling policy's (stack.json, from pagefleet/scaling.py)."
   type        = number
-  default     = 6
+  default     = null
 }
 
 variable "oldest_chunk_age_threshold_s" {

@@ -1,9 +1,10 @@
 """Write terraform/stack.json from pagefleet/stack.py: the one definition Terraform reads.
 
-Terraform cannot import Python, so the queue specs, notification filters and the settings
-defaults the deployment depends on are exported here; `tests/test_terraform.py` fails when the
+Terraform cannot import Python, so the queue specs, notification filters, the settings
+defaults the deployment depends on and the scaling policy (``pagefleet/scaling.py``, the
+numbers the fleet simulator replays) are exported here; `tests/test_terraform.py` fails when the
 committed file and `pagefleet.stack` disagree.  Run `make terraform-stack-json` after changing
-`pagefleet/stack.py` or `pagefleet/settings.py`.
+`pagefleet/stack.py`, `pagefleet/settings.py` or `pagefleet/scaling.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pagefleet import stack
+from pagefleet import scaling, stack
 from pagefleet.settings import Settings
 
 OUT = Path(__file__).resolve().parents[1] / "stack.json"
@@ -53,6 +54,7 @@ def stack_document() -> dict[str, Any]:
             for rule in config["QueueConfigurations"]
         ],
         "settings": {name: defaults[name] for name in SETTINGS_EXPORTED},
+        "scaling": scaling.export(scaling.default_policy()),
     }
 
 

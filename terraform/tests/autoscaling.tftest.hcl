@@ -1,5 +1,6 @@
-# The autoscaling module: backlog-per-task target tracking (metric math), the step from zero
-# and the scale-in to zero.
+# The autoscaling module: leaving zero with an exact capacity from the backlog (never +1 per
+# cooldown), target tracking on chunks outstanding per task, and the scale-in to zero. The
+# numbers come from stack.json, i.e. pagefleet/scaling.py, the policy bench/fleet simulates.
 
 mock_provider "aws" {
   override_during = plan
@@ -10,12 +11,19 @@ variables {
   cluster_name         = "pf"
   service_name         = "pf"
   chunks_queue_name    = "pf-chunks"
-  max_runners          = 6
-  acceptable_latency_s = 300
-  seconds_per_chunk    = 6
+  min_runners          = jsondecode(file("stack.json")).scaling.min_runners
+  max_runners          = jsondecode(file("stack.json")).scaling.max_runners
+  acceptable_latency_s = jsondecode(file("stack.json")).scaling.acceptable_latency_s
+  seconds_per_chunk    = jsondecode(file("stack.json")).scaling.seconds_per_chunk
+  tracking_metric      = jsondecode(file("stack.json")).scaling.tracking_metric
+  from_zero            = jsondecode(file("stack.json")).scaling.from_zero
+  from_zero_cooldown_s = jsondecode(file("stack.json")).scaling.from_zero_cooldown_s
+  scale_out_cooldown_s = jsondecode(file("stack.json")).scaling.scale_out_cooldown_s
+  scale_in_cooldown_s  = jsondecode(file("stack.json")).scaling.scale_in_cooldown_s
+  idle_minutes         = jsondecode(file("stack.json")).scaling.idle_minutes
 }
 
-run "scaling" {
+run "default_policy" {
   command = plan
 
   module {
@@ -23,14 +31,65 @@ run "scaling" {
   }
 
   assert {
-    condition     = aws_appautoscaling_target.this[0].min_capacity == 0 && aws_appautoscaling_target.this[0].max_capacity == 6
-    error_message = "the service scales between zero and max_runners"
+    condition     = aws_appautoscaling_target.this[0].min_capacity == 0 && aws_appautoscaling_target.this[0].max_capacity == jsondecode(file("stack.json")).scaling.max_runners
+    error_message = "the service scales between zero and the policy's max_runners"
   }
 
   assert {
     condition     = aws_appautoscaling_target.this[0].resource_id == "service/pf/pf" && aws_appautoscaling_target.this[0].scalable_dimension == "ecs:service:DesiredCount"
     error_message = "the target is the runner service's desired count"
   }
+
+  # --- leaving zero -----------------------------------------------------------------------
+
+  assert {
+    condition = (
+      one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).adjustment_type == "ExactCapacity" &&
+      one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).cooldown == 60
+    )
+    error_message = "leaving zero sets an exact capacity (repeating it while tasks start adds none), never ChangeInCapacity"
+  }
+
+  # The provider holds the steps as a set with string bounds: compare them keyed by adjustment.
+  assert {
+    condition = jsonencode({
+      for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment :
+      tostring(s.scaling_adjustment) => [tonumber(s.metric_interval_lower_bound), try(tonumber(s.metric_interval_upper_bound), null)]
+      }) == jsonencode({
+      for s in jsondecode(file("stack.json")).scaling.from_zero_steps : tostring(s.adjustment) => [s.lower, s.upper]
+    })
+    error_message = "the steps from zero are pagefleet/scaling.py's from_zero_steps"
+  }
+
+  assert {
+    # One visible chunk: breach = 1 - threshold 1 = 0, inside exactly one step, which sets 1.
+    condition = [
+      for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment : s.scaling_adjustment
+      if tonumber(s.metric_interval_lower_bound) <= 0 && (s.metric_interval_upper_bound == null ? true : 0 < tonumber(s.metric_interval_upper_bound))
+    ] == [1]
+    error_message = "a one-chunk document into an idle fleet starts exactly one task"
+  }
+
+  assert {
+    condition = jsonencode({
+      for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment :
+      tostring(s.scaling_adjustment) => [tonumber(s.metric_interval_lower_bound), try(tonumber(s.metric_interval_upper_bound), null)]
+      }) == jsonencode({
+      "1" = [0, 50], "2" = [50, 100], "3" = [100, 150], "4" = [150, 200], "5" = [200, 250], "6" = [250, 300], "7" = [300, 350], "8" = [350, null]
+    })
+    error_message = "ceil(visible / 50) tasks, the last step open-ended at max_runners (8)"
+  }
+
+  assert {
+    condition = (
+      [for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.expression if q.return_data] == ["IF(FILL(running, 0) == 0, visible, 0)"] &&
+      aws_cloudwatch_metric_alarm.from_zero[0].threshold == 1 && aws_cloudwatch_metric_alarm.from_zero[0].comparison_operator == "GreaterThanOrEqualToThreshold" &&
+      aws_cloudwatch_metric_alarm.from_zero[0].evaluation_periods == 1
+    )
+    error_message = "the step from zero sees the visible backlog while no task runs, threshold one chunk"
+  }
+
+  # --- target tracking ----------------------------------------------------------------------
 
   assert {
     condition     = aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].target_value == 50
@@ -44,37 +103,100 @@ run "scaling" {
       try({ for d in one(one(m.metric_stat).metric).dimensions : d.name => d.value }, null)]
       }) == jsonencode({
       visible          = [null, false, "AWS/SQS", "ApproximateNumberOfMessagesVisible", { QueueName = "pf-chunks" }]
-      running          = [null, false, "ECS/ContainerInsights", "RunningTaskCount", { ClusterName = "pf", ServiceName = "pf" }]
-      backlog_per_task = ["visible / running", true, null, null, null]
+      in_flight        = [null, false, "AWS/SQS", "ApproximateNumberOfMessagesNotVisible", { QueueName = "pf-chunks" }]
+      desired          = [null, false, "ECS/ContainerInsights", "DesiredTaskCount", { ClusterName = "pf", ServiceName = "pf" }]
+      backlog_per_task = ["(visible + in_flight) / desired", true, null, null, null]
     })
-    error_message = "the tracked metric is visible chunks / running tasks"
+    error_message = "the tracked metric is chunks outstanding (visible + in flight) per desired task, tasks still starting included"
   }
 
   assert {
     condition = (
-      one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).adjustment_type == "ChangeInCapacity" &&
-      one(one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment).scaling_adjustment == 1
+      aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].scale_out_cooldown == 60 &&
+      aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].scale_in_cooldown == 300 &&
+      !coalesce(aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].disable_scale_in, false)
     )
-    error_message = "the step from zero adds a task"
+    error_message = "target tracking scales out and in, with the policy's cooldowns"
   }
 
-  assert {
-    condition = (
-      [for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.expression if q.return_data] == ["IF(visible > 0 AND FILL(running, 0) == 0, 1, 0)"] &&
-      aws_cloudwatch_metric_alarm.from_zero[0].threshold == 1 && aws_cloudwatch_metric_alarm.from_zero[0].comparison_operator == "GreaterThanOrEqualToThreshold"
-    )
-    error_message = "the step from zero fires on chunks visible while no task runs"
-  }
+  # --- to zero ------------------------------------------------------------------------------
 
   assert {
     condition = (
       one(aws_appautoscaling_policy.to_zero[0].step_scaling_policy_configuration).adjustment_type == "ExactCapacity" &&
       one(one(aws_appautoscaling_policy.to_zero[0].step_scaling_policy_configuration).step_adjustment).scaling_adjustment == 0 &&
       [for q in aws_cloudwatch_metric_alarm.idle[0].metric_query : q.expression if q.return_data] == ["visible + in_flight"] &&
-      aws_cloudwatch_metric_alarm.idle[0].comparison_operator == "LessThanOrEqualToThreshold" && aws_cloudwatch_metric_alarm.idle[0].threshold == 0
+      aws_cloudwatch_metric_alarm.idle[0].comparison_operator == "LessThanOrEqualToThreshold" && aws_cloudwatch_metric_alarm.idle[0].threshold == 0 &&
+      aws_cloudwatch_metric_alarm.idle[0].evaluation_periods == 15 && aws_cloudwatch_metric_alarm.idle[0].datapoints_to_alarm == 15
     )
-    error_message = "idle (nothing visible or in flight) scales to zero"
+    error_message = "15 minutes with nothing visible or in flight sets zero tasks"
   }
+}
+
+# The first release's policy, kept selectable so the simulator's comparison can be deployed.
+run "first_release_policy" {
+  command = plan
+
+  module {
+    source = "./modules/autoscaling"
+  }
+
+  variables {
+    max_runners     = 4
+    tracking_metric = "visible_per_running"
+    from_zero       = "change_plus_one"
+  }
+
+  assert {
+    condition = (
+      one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).adjustment_type == "ChangeInCapacity" &&
+      jsonencode([for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment : [tonumber(s.metric_interval_lower_bound), s.metric_interval_upper_bound, s.scaling_adjustment]]) == jsonencode([[0, null, 1]]) &&
+      [for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.expression if q.return_data] == ["IF(visible > 0 AND FILL(running, 0) == 0, 1, 0)"]
+    )
+    error_message = "change_plus_one adds a task per cooldown while chunks wait and none runs"
+  }
+
+  assert {
+    condition = (
+      jsonencode(sort([for m in aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].customized_metric_specification[0].metrics : m.id])) == jsonencode(["backlog_per_task", "running", "visible"]) &&
+      [for m in aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].customized_metric_specification[0].metrics : m.expression if m.return_data] == ["visible / running"]
+    )
+    error_message = "visible_per_running tracks visible chunks per running task and queries nothing else"
+  }
+}
+
+run "outstanding_per_running" {
+  command = plan
+
+  module {
+    source = "./modules/autoscaling"
+  }
+
+  variables {
+    tracking_metric = "outstanding_per_running"
+  }
+
+  assert {
+    condition = (
+      jsonencode(sort([for m in aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].customized_metric_specification[0].metrics : m.id])) == jsonencode(["backlog_per_task", "in_flight", "running", "visible"]) &&
+      [for m in aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].customized_metric_specification[0].metrics : m.expression if m.return_data] == ["(visible + in_flight) / running"]
+    )
+    error_message = "outstanding_per_running tracks visible + in flight per running task"
+  }
+}
+
+run "unknown_tracking_metric" {
+  command = plan
+
+  module {
+    source = "./modules/autoscaling"
+  }
+
+  variables {
+    tracking_metric = "cpu"
+  }
+
+  expect_failures = [var.tracking_metric]
 }
 
 run "create_false" {
@@ -89,7 +211,7 @@ run "create_false" {
   }
 
   assert {
-    condition     = length(aws_appautoscaling_target.this) == 0 && length(aws_appautoscaling_policy.backlog) == 0
+    condition     = length(aws_appautoscaling_target.this) == 0 && length(aws_appautoscaling_policy.backlog) == 0 && length(aws_cloudwatch_metric_alarm.from_zero) == 0
     error_message = "create = false plans nothing"
   }
 }

@@ -1,9 +1,42 @@
 locals {
-  # Backlog per task that drains within the acceptable latency.
+  # Chunks outstanding per task that clear within the acceptable latency.
   target_backlog_per_task = var.acceptable_latency_s / var.seconds_per_chunk
 
   queue_dimensions   = { QueueName = var.chunks_queue_name }
   service_dimensions = { ClusterName = var.cluster_name, ServiceName = var.service_name }
+
+  # The tracked metric math, as pagefleet/scaling.py names it (TRACKING_EXPRESSIONS).
+  tracking_expression = {
+    visible_per_running     = "visible / running"
+    outstanding_per_running = "(visible + in_flight) / running"
+    outstanding_per_desired = "(visible + in_flight) / desired"
+  }[var.tracking_metric]
+
+  # Only the metrics the expression reads (an unused query is an error in target tracking).
+  tracking_metrics = {
+    for id, m in {
+      visible   = { namespace = "AWS/SQS", metric_name = "ApproximateNumberOfMessagesVisible", dimensions = local.queue_dimensions, label = "Chunks waiting" }
+      in_flight = { namespace = "AWS/SQS", metric_name = "ApproximateNumberOfMessagesNotVisible", dimensions = local.queue_dimensions, label = "Chunks being converted" }
+      running   = { namespace = "ECS/ContainerInsights", metric_name = "RunningTaskCount", dimensions = local.service_dimensions, label = "Running runner tasks" }
+      desired   = { namespace = "ECS/ContainerInsights", metric_name = "DesiredTaskCount", dimensions = local.service_dimensions, label = "Desired runner tasks (running or starting)" }
+    } : id => m if strcontains(local.tracking_expression, id)
+  }
+
+  # Leaving zero. exact_backlog: ceil(visible / target) tasks, set (not added) on every
+  # evaluation while no task runs, so a cold start of minutes cannot pile tasks up; the
+  # alarm's metric is the visible backlog (threshold 1), and for an integer backlog v,
+  # ceil(v / T) = n exactly when v - 1 lies in [floor((n-1)T), floor(nT)) (pagefleet/scaling.py
+  # from_zero_steps; the tests compare the two). change_plus_one: the first release's +1 per
+  # cooldown, kept only to compare.
+  from_zero_exact = var.from_zero == "exact_backlog"
+  from_zero_steps = local.from_zero_exact ? [
+    for n in range(1, var.max_runners + 1) : {
+      lower      = floor((n - 1) * local.target_backlog_per_task)
+      upper      = n == var.max_runners ? null : floor(n * local.target_backlog_per_task)
+      adjustment = n
+    }
+  ] : [{ lower = 0, upper = null, adjustment = 1 }]
+  from_zero_expression = local.from_zero_exact ? "IF(FILL(running, 0) == 0, visible, 0)" : "IF(visible > 0 AND FILL(running, 0) == 0, 1, 0)"
 }
 
 resource "aws_appautoscaling_target" "this" {
@@ -12,12 +45,20 @@ resource "aws_appautoscaling_target" "this" {
   service_namespace  = "ecs"
   resource_id        = "service/${var.cluster_name}/${var.service_name}"
   scalable_dimension = "ecs:service:DesiredCount"
-  min_capacity       = 0
+  min_capacity       = var.min_runners
   max_capacity       = var.max_runners
+
+  lifecycle {
+    precondition {
+      # Below one chunk per task the steps from zero would be empty intervals.
+      condition     = local.target_backlog_per_task >= 1
+      error_message = "acceptable_latency_s / seconds_per_chunk must be at least one chunk per task."
+    }
+  }
 }
 
 ################################################################################
-# Target tracking: chunks visible / running tasks = target backlog per task
+# Target tracking: chunks outstanding per task = target backlog per task
 ################################################################################
 
 resource "aws_appautoscaling_policy" "backlog" {
@@ -35,57 +76,40 @@ resource "aws_appautoscaling_policy" "backlog" {
     scale_in_cooldown  = var.scale_in_cooldown_s
 
     customized_metric_specification {
-      metrics {
-        id          = "visible"
-        label       = "Chunks waiting"
-        return_data = false
+      dynamic "metrics" {
+        for_each = local.tracking_metrics
 
-        metric_stat {
-          stat = "Average"
+        content {
+          id          = metrics.key
+          label       = metrics.value.label
+          return_data = false
 
-          metric {
-            namespace   = "AWS/SQS"
-            metric_name = "ApproximateNumberOfMessagesVisible"
+          metric_stat {
+            stat = "Average"
 
-            dimensions {
-              name  = "QueueName"
-              value = var.chunks_queue_name
+            metric {
+              namespace   = metrics.value.namespace
+              metric_name = metrics.value.metric_name
+
+              dynamic "dimensions" {
+                for_each = metrics.value.dimensions
+
+                content {
+                  name  = dimensions.key
+                  value = dimensions.value
+                }
+              }
             }
           }
         }
       }
 
-      metrics {
-        id          = "running"
-        label       = "Running runner tasks"
-        return_data = false
-
-        metric_stat {
-          stat = "Average"
-
-          metric {
-            namespace   = "ECS/ContainerInsights"
-            metric_name = "RunningTaskCount"
-
-            dimensions {
-              name  = "ClusterName"
-              value = var.cluster_name
-            }
-
-            dimensions {
-              name  = "ServiceName"
-              value = var.service_name
-            }
-          }
-        }
-      }
-
-      # With no task running there is no value: target tracking cannot leave zero, the
-      # step policy below does.
+      # With no task (running or desired) there is no value: target tracking cannot leave
+      # zero, the step policy below does.
       metrics {
         id          = "backlog_per_task"
-        label       = "Chunks waiting per running task"
-        expression  = "visible / running"
+        label       = "Chunks outstanding per task"
+        expression  = local.tracking_expression
         return_data = true
       }
     }
@@ -106,13 +130,18 @@ resource "aws_appautoscaling_policy" "from_zero" {
   scalable_dimension = aws_appautoscaling_target.this[0].scalable_dimension
 
   step_scaling_policy_configuration {
-    adjustment_type         = "ChangeInCapacity"
-    cooldown                = var.scale_out_cooldown_s
+    adjustment_type         = local.from_zero_exact ? "ExactCapacity" : "ChangeInCapacity"
+    cooldown                = var.from_zero_cooldown_s
     metric_aggregation_type = "Maximum"
 
-    step_adjustment {
-      metric_interval_lower_bound = 0
-      scaling_adjustment          = 1
+    dynamic "step_adjustment" {
+      for_each = local.from_zero_steps
+
+      content {
+        metric_interval_lower_bound = step_adjustment.value.lower
+        metric_interval_upper_bound = step_adjustment.value.upper
+        scaling_adjustment          = step_adjustment.value.adjustment
+      }
     }
   }
 }
@@ -121,7 +150,7 @@ resource "aws_cloudwatch_metric_alarm" "from_zero" {
   count = var.create ? 1 : 0
 
   alarm_name          = "${var.name}-chunks-waiting-no-runner"
-  alarm_description   = "Chunks are visible (> 0) and no runner task runs: start one. Limited to zero tasks so it never fights the target tracking policy."
+  alarm_description   = local.from_zero_exact ? "Chunks are visible and no runner task runs: set as many tasks as the backlog needs (ExactCapacity, so repeating it while tasks start adds none)." : "Chunks are visible (> 0) and no runner task runs: add a task."
   comparison_operator = "GreaterThanOrEqualToThreshold"
   threshold           = 1
   evaluation_periods  = 1
@@ -156,9 +185,9 @@ resource "aws_cloudwatch_metric_alarm" "from_zero" {
 
   metric_query {
     id    = "waiting_without_runner"
-    label = "Chunks visible and no runner"
+    label = "Chunks visible while no runner runs"
     # A service at zero may publish no RunningTaskCount at all: missing counts as zero.
-    expression  = "IF(visible > 0 AND FILL(running, 0) == 0, 1, 0)"
+    expression  = local.from_zero_expression
     return_data = true
   }
 

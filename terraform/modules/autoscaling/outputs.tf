@@ -1,6 +1,16 @@
 output "target_backlog_per_task" {
-  description = "Target value of the backlog-per-task policy: acceptable_latency_s / seconds_per_chunk."
+  description = "Target value of the backlog-per-task policy: acceptable_latency_s / seconds_per_chunk (chunks outstanding per task)."
   value       = local.target_backlog_per_task
+}
+
+output "tracking_expression" {
+  description = "Metric math target tracking holds at target_backlog_per_task."
+  value       = local.tracking_expression
+}
+
+output "from_zero_steps" {
+  description = "Steps of the policy that leaves zero (bounds relative to the alarm threshold of 1 visible chunk)."
+  value       = local.from_zero_steps
 }
 
 output "appautoscaling_policy_arns" {

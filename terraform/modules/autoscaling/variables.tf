@@ -28,14 +28,25 @@ variable "chunks_queue_name" {
   type        = string
 }
 
+variable "min_runners" {
+  description = "Fewest runner tasks; 0 lets the service scale to zero."
+  type        = number
+  default     = 0
+}
+
 variable "max_runners" {
   description = "Most runner tasks (one GPU each)."
   type        = number
-  default     = 4
+  default     = 8
+
+  validation {
+    condition     = var.max_runners >= 1 && floor(var.max_runners) == var.max_runners
+    error_message = "max_runners must be a whole number, at least 1."
+  }
 }
 
 variable "acceptable_latency_s" {
-  description = "How long a chunk may wait in the queue, in seconds."
+  description = "How long the chunks outstanding per task may take to clear, in seconds."
   type        = number
   default     = 300
 }
@@ -49,6 +60,34 @@ variable "seconds_per_chunk" {
     condition     = var.seconds_per_chunk > 0
     error_message = "seconds_per_chunk must be positive."
   }
+}
+
+variable "tracking_metric" {
+  description = "What target tracking holds at the target: visible_per_running (the first release), outstanding_per_running (visible + in flight per running task) or outstanding_per_desired (per desired task: tasks still starting count, so a cold start does not inflate it)."
+  type        = string
+  default     = "outstanding_per_desired"
+
+  validation {
+    condition     = contains(["visible_per_running", "outstanding_per_running", "outstanding_per_desired"], var.tracking_metric)
+    error_message = "tracking_metric must be visible_per_running, outstanding_per_running or outstanding_per_desired."
+  }
+}
+
+variable "from_zero" {
+  description = "How the service leaves zero: exact_backlog (ExactCapacity ceil(visible / target), idempotent while tasks start) or change_plus_one (+1 per cooldown, the first release; a GPU cold start of minutes piles tasks up)."
+  type        = string
+  default     = "exact_backlog"
+
+  validation {
+    condition     = contains(["exact_backlog", "change_plus_one"], var.from_zero)
+    error_message = "from_zero must be exact_backlog or change_plus_one."
+  }
+}
+
+variable "from_zero_cooldown_s" {
+  description = "Seconds between two evaluations of the step from zero that change the desired count."
+  type        = number
+  default     = 60
 }
 
 variable "scale_out_cooldown_s" {
