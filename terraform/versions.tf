@@ -4,7 +4,7 @@ terraform {
 
   required_providers {
     aws = {
-      source  = "hashicorp/aws"
+      source = "hashicorp/aws"
       # The major tested here (terraform test, the moto apply); .terraform.lock.hcl holds the exact version.
       version = ">= 5.100, < 6.0"
     }
