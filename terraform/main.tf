@@ -119,6 +119,7 @@ module "runners" {
   on_demand_percentage_above_base_capacity = var.on_demand_percentage_above_base_capacity
   max_instances                            = local.scaling.max_runners
   image_tag                                = var.runner_image_tag
+  force_delete                             = var.ecr_force_delete
   task_memory_mb                           = var.runner_memory_mb
   vllm_image                               = var.vllm_image
   vllm_gpu_memory_utilization              = var.vllm_gpu_memory_utilization

@@ -11,6 +11,19 @@ variable "name" {
     condition     = can(regex("^[a-z][a-z0-9-]{1,30}$", var.name))
     error_message = "name must be 2-31 lowercase letters, digits or hyphens, starting with a letter."
   }
+
+  # The runners' ECS capacity provider is named after the deployment, and ECS refuses capacity
+  # provider names that start with aws, ecs or fargate.
+  validation {
+    condition     = !can(regex("^(aws|ecs|fargate)", var.name))
+    error_message = "name must not start with \"aws\", \"ecs\" or \"fargate\": ECS reserves those prefixes for capacity provider names, and the runners' capacity provider is named after the deployment. Choose another name (the default is \"pagefleet\")."
+  }
+
+  # The default bucket name starts with the deployment's name, and S3 reserves these prefixes.
+  validation {
+    condition     = !can(regex("^(xn--|sthree-|amzn-s3-demo-)", var.name))
+    error_message = "name must not start with \"xn--\", \"sthree-\" or \"amzn-s3-demo-\": S3 reserves those bucket name prefixes, and the default bucket name starts with the deployment's name. Choose another name."
+  }
 }
 
 variable "region" {
@@ -23,6 +36,16 @@ variable "bucket_name" {
   description = "Bucket name (PAGEFLEET_BUCKET); null gives `<name>-<account id>-<region>`."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.bucket_name == null || can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.bucket_name))
+    error_message = "bucket_name must be 3-63 lowercase letters, digits, dots or hyphens, starting and ending with a letter or digit (S3's naming rules), or null for <name>-<account id>-<region>."
+  }
+
+  validation {
+    condition     = var.bucket_name == null || !can(regex("^(xn--|sthree-|amzn-s3-demo-)|(-s3alias|--ol-s3|\\.mrap|--x-s3|--table-s3)$", var.bucket_name))
+    error_message = "bucket_name uses a prefix (xn--, sthree-, amzn-s3-demo-) or suffix (-s3alias, --ol-s3, .mrap, --x-s3, --table-s3) that S3 reserves; choose another name or leave it null."
+  }
 }
 
 variable "endpoint_url" {
@@ -155,18 +178,45 @@ variable "vpc_id" {
   description = "VPC of the runner instances (needed with create_runners)."
   type        = string
   default     = null
+
+  validation {
+    condition     = !var.create_runners || can(regex("^vpc-[0-9a-f]+$", var.vpc_id))
+    error_message = "create_runners is true (the default), so the GPU runners need a VPC: set vpc_id = \"vpc-...\" (the VPC of subnet_ids), or set create_runners = false to deploy the pipeline without runners."
+  }
 }
 
 variable "subnet_ids" {
-  description = "Subnets of the runner instances (needed with create_runners)."
+  description = "Subnets of the runner instances (needed with create_runners): private subnets with a NAT gateway, or VPC endpoints for ECR, ECS, S3, SQS and CloudWatch Logs."
   type        = list(string)
   default     = []
+
+  validation {
+    condition     = !var.create_runners || (length(var.subnet_ids) > 0 && alltrue([for s in var.subnet_ids : can(regex("^subnet-[0-9a-f]+$", s))]))
+    error_message = "create_runners is true (the default), so the GPU runners need subnets: set subnet_ids = [\"subnet-...\", ...] (private subnets of vpc_id, one per Availability Zone to widen the search for GPU capacity), or set create_runners = false to deploy the pipeline without runners."
+  }
 }
 
 variable "gpu_instance_types" {
-  description = "GPU instance types for the runners, one GPU each, in order of preference."
+  description = "GPU instance types for the runners, in order of preference; each must have exactly one GPU (modules/runners/gpu_instance_types.json lists the known ones)."
   type        = list(string)
   default     = ["g6.xlarge", "g5.xlarge", "g6e.xlarge"]
+
+  validation {
+    condition     = length(var.gpu_instance_types) > 0
+    error_message = "gpu_instance_types needs at least one instance type, e.g. [\"g6.xlarge\"]."
+  }
+
+  # One GPU per task (issue 10): a task's vLLM sidecar and model servers sit on the one GPU the
+  # task holds, and one task runs per instance, so further GPUs would be billed and idle.
+  validation {
+    condition     = alltrue([for t in var.gpu_instance_types : lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1) == 1])
+    error_message = "gpu_instance_types may hold only one-GPU instance types, and ${join(", ", [for t in var.gpu_instance_types : "${t} has ${lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1)} GPUs" if lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1) != 1])}: a runner task holds one GPU (its vLLM sidecar and model servers sit on it) and one task runs per instance, so the other GPUs would be paid for and never used. Use one-GPU sizes, e.g. g6.xlarge, g5.xlarge, g6e.xlarge, or p5.4xlarge for an H100."
+  }
+
+  validation {
+    condition     = alltrue([for t in var.gpu_instance_types : contains(keys(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus), t)])
+    error_message = "gpu_instance_types holds types not known to have one NVIDIA GPU: ${join(", ", [for t in var.gpu_instance_types : t if !contains(keys(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus), t)])}. Known one-GPU types: ${join(", ", sort([for t, n in jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus : t if n == 1]))}; add a type with its GPU count to modules/runners/gpu_instance_types.json."
+  }
 }
 
 variable "on_demand_base_capacity" {
@@ -194,9 +244,25 @@ variable "max_runners" {
 }
 
 variable "runner_image_tag" {
-  description = "Tag of the runner image pushed to the ECR repository."
+  description = "Tag of the runner image in the ECR repository: the git revision `make runner-image` pushed, which it writes to terraform/runner-image.auto.tfvars.json. Needed with create_runners; never `latest` (the tags are immutable)."
   type        = string
-  default     = "latest"
+  default     = null
+
+  validation {
+    condition     = var.runner_image_tag == null || lower(coalesce(var.runner_image_tag, "-")) != "latest"
+    error_message = "runner_image_tag must not be \"latest\": the repository's tags are immutable, so only one image could ever be \"latest\", and a moving tag would hide which image a task runs. Run `make runner-image`, which tags the image with the git revision and hands that tag to Terraform (terraform/runner-image.auto.tfvars.json)."
+  }
+
+  validation {
+    condition     = var.runner_image_tag == null || can(regex("^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", var.runner_image_tag))
+    error_message = "runner_image_tag must be a Docker tag: up to 128 letters, digits, underscores, dots and hyphens, not starting with a dot or hyphen."
+  }
+}
+
+variable "ecr_force_delete" {
+  description = "Let `terraform destroy` delete the runner and vLLM image repositories with their images. Set it (and apply) only to tear the deployment down."
+  type        = bool
+  default     = false
 }
 
 variable "runner_memory_mb" {

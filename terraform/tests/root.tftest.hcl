@@ -79,9 +79,10 @@ run "everything_with_the_repository_mps_scripts" {
   command = plan
 
   variables {
-    create_runners = true
-    vpc_id         = "vpc-123"
-    subnet_ids     = ["subnet-1"]
+    create_runners   = true
+    vpc_id           = "vpc-0123456789abcdef0"
+    subnet_ids       = ["subnet-0123456789abcdef0"]
+    runner_image_tag = "0123456789ab"
   }
 
   assert {
@@ -104,4 +105,97 @@ run "everything_with_the_repository_mps_scripts" {
     condition     = module.autoscaling.target_backlog_per_task == 50
     error_message = "the default target backlog per task is 300 s / 6 s per chunk"
   }
+}
+
+# What a user must set, refused at plan time with a message that says what to set (the messages
+# themselves are checked by tests/test_terraform.py, which runs terraform plan).
+
+run "runners_need_subnets" {
+  command = plan
+
+  variables {
+    create_runners   = true
+    vpc_id           = "vpc-0123456789abcdef0"
+    subnet_ids       = []
+    runner_image_tag = "0123456789ab"
+  }
+
+  expect_failures = [var.subnet_ids]
+}
+
+run "runners_need_a_vpc" {
+  command = plan
+
+  variables {
+    create_runners   = true
+    subnet_ids       = ["subnet-0123456789abcdef0"]
+    runner_image_tag = "0123456789ab"
+  }
+
+  expect_failures = [var.vpc_id]
+}
+
+run "no_runners_need_no_network" {
+  command = plan
+
+  variables {
+    create_runners = false
+    vpc_id         = null
+    subnet_ids     = []
+  }
+
+  assert {
+    condition     = output.cluster_name == null
+    error_message = "without runners no VPC or subnet is asked for"
+  }
+}
+
+run "multi_gpu_instance_types_refused" {
+  command = plan
+
+  variables {
+    gpu_instance_types = ["g6.xlarge", "p5.48xlarge"]
+  }
+
+  expect_failures = [var.gpu_instance_types]
+}
+
+run "unknown_instance_types_refused" {
+  command = plan
+
+  variables {
+    gpu_instance_types = ["m7i.xlarge"]
+  }
+
+  expect_failures = [var.gpu_instance_types]
+}
+
+run "latest_tag_refused" {
+  command = plan
+
+  variables {
+    runner_image_tag = "latest"
+  }
+
+  expect_failures = [var.runner_image_tag]
+}
+
+run "reserved_name_prefix_refused" {
+  command = plan
+
+  variables {
+    name = "ecs-pages"
+  }
+
+  expect_failures = [var.name]
+}
+
+run "reserved_bucket_suffix_refused" {
+  command = plan
+
+  variables {
+    bucket_name = "pages-s3alias"
+  }
+
+  expect_failures = [var.bucket_name]
 }

@@ -50,6 +50,7 @@ variables {
   bucket_arn                               = "arn:aws:s3:::pf-bucket"
   chunks_queue_arn                         = "arn:aws:sqs:us-east-1:123456789012:pf-chunks"
   kms_key_arn                              = "arn:aws:kms:us-east-1:123456789012:key/test"
+  image_tag                                = "0123456789ab"
   environment = {
     PAGEFLEET_CONVERTER = "marker"
     PAGEFLEET_WORKERS   = "3"
@@ -250,7 +251,7 @@ run "gpu_type_given" {
   }
 
   variables {
-    instance_types              = ["p5.48xlarge"]
+    instance_types              = ["p5.4xlarge"]
     vllm_gpu_type               = "h100"
     vllm_gpu_memory_utilization = 0.5
     vllm_extra_args             = ["--max-num-seqs", "96"]
@@ -266,7 +267,7 @@ run "gpu_type_given" {
   }
 }
 
-run "unknown_gpu_needs_a_type" {
+run "unknown_instance_type_refused" {
   command = plan
 
   module {
@@ -277,7 +278,119 @@ run "unknown_gpu_needs_a_type" {
     instance_types = ["g6.xlarge", "x9z.large"]
   }
 
+  expect_failures = [var.instance_types]
+}
+
+run "multi_gpu_instance_types_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    instance_types = ["g6.xlarge", "p4d.24xlarge", "g5.12xlarge"]
+  }
+
+  expect_failures = [var.instance_types]
+}
+
+run "no_subnets_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    subnet_ids = []
+  }
+
+  expect_failures = [var.subnet_ids]
+}
+
+run "no_vpc_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    vpc_id = null
+  }
+
+  expect_failures = [var.vpc_id]
+}
+
+run "latest_tag_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    image_tag = "latest"
+  }
+
+  expect_failures = [var.image_tag]
+}
+
+run "no_image_tag_no_task_definition" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    image_tag = null
+  }
+
   expect_failures = [aws_ecs_task_definition.this]
+}
+
+run "repositories_immutable_and_deletable_only_on_request" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    force_delete = true
+  }
+
+  assert {
+    condition = (
+      aws_ecr_repository.this[0].image_tag_mutability == "IMMUTABLE" && aws_ecr_repository.vllm[0].image_tag_mutability == "IMMUTABLE" &&
+      aws_ecr_repository.this[0].force_delete && aws_ecr_repository.vllm[0].force_delete && aws_ecr_repository.vllm[0].name == "pf-vllm"
+    )
+    error_message = "both repositories keep immutable tags; force_delete passes through for teardown"
+  }
+
+  assert {
+    condition = (
+      { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.image == "123456789012.dkr.ecr.us-east-1.amazonaws.com/pf:0123456789ab" &&
+      contains([for s in jsondecode(aws_iam_role_policy.execution[0].policy).Statement : s.Sid], "PullImages") &&
+      length([for s in jsondecode(aws_iam_role_policy.execution[0].policy).Statement : s if s.Sid == "PullImages"][0].Resource) == 2
+    )
+    error_message = "the runner image is the repository at the given tag; the execution role pulls from both repositories"
+  }
+}
+
+run "repositories_kept_by_default" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  assert {
+    condition     = !aws_ecr_repository.this[0].force_delete && !aws_ecr_repository.vllm[0].force_delete
+    error_message = "a destroy keeps repositories that hold images unless force_delete is set"
+  }
 }
 
 run "gpu_memory_utilization_leaves_room" {

@@ -7,6 +7,10 @@ locals {
   partition  = data.aws_partition.current.partition
   region     = data.aws_region.current.name
 
+  # NVIDIA GPUs per instance type: the one-GPU rule of var.instance_types (and of the root).
+  gpus_per_instance_type = jsondecode(file("${path.module}/gpu_instance_types.json")).gpus
+  one_gpu_types_text     = join(", ", sort([for t, n in local.gpus_per_instance_type : t if n == 1]))
+
   mps_dir        = coalesce(var.mps_dir, "${path.module}/../../../mps")
   mps_scripts    = ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh"]
   container_name = "runner"
@@ -124,7 +128,8 @@ locals {
 }
 
 ################################################################################
-# Image repository
+# Image repositories: the runner (`make runner-image`) and the vLLM sidecar's mirror
+# (`make vllm-image`), both with immutable tags
 ################################################################################
 
 resource "aws_ecr_repository" "this" {
@@ -132,6 +137,7 @@ resource "aws_ecr_repository" "this" {
 
   name                 = var.name
   image_tag_mutability = "IMMUTABLE"
+  force_delete         = var.force_delete
 
   image_scanning_configuration {
     scan_on_push = true
@@ -154,6 +160,44 @@ resource "aws_ecr_lifecycle_policy" "this" {
       rulePriority = 1
       description  = "Keep the 20 newest images"
       selection    = { tagStatus = "any", countType = "imageCountMoreThan", countNumber = 20 }
+      action       = { type = "expire" }
+    }]
+  })
+}
+
+# A copy of the public vLLM image (several GB) in this account and region: instances pull it
+# from ECR (through an S3 gateway endpoint, at no NAT charge and no Docker Hub rate limit)
+# instead of from Docker Hub through the NAT gateway. A pull-through cache rule would do the
+# same, but for Docker Hub it needs Docker Hub credentials in Secrets Manager; the mirror step
+# needs only the Docker client that `make runner-image` needs anyway.
+resource "aws_ecr_repository" "vllm" {
+  count = var.create ? 1 : 0
+
+  name                 = "${var.name}-vllm"
+  image_tag_mutability = "IMMUTABLE"
+  force_delete         = var.force_delete
+
+  image_scanning_configuration {
+    scan_on_push = true
+  }
+
+  encryption_configuration {
+    encryption_type = "KMS"
+    kms_key         = var.kms_key_arn
+  }
+
+  tags = var.tags
+}
+
+resource "aws_ecr_lifecycle_policy" "vllm" {
+  count = var.create ? 1 : 0
+
+  repository = aws_ecr_repository.vllm[0].name
+  policy = jsonencode({
+    rules = [{
+      rulePriority = 1
+      description  = "Keep the 5 newest vLLM mirrors"
+      selection    = { tagStatus = "any", countType = "imageCountMoreThan", countNumber = 5 }
       action       = { type = "expire" }
     }]
   })
@@ -432,10 +476,10 @@ resource "aws_iam_role_policy" "execution" {
         Resource = ["*"]
       },
       {
-        Sid      = "PullRunnerImage"
+        Sid      = "PullImages"
         Effect   = "Allow"
         Action   = ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"]
-        Resource = [aws_ecr_repository.this[0].arn]
+        Resource = [aws_ecr_repository.this[0].arn, aws_ecr_repository.vllm[0].arn]
       },
       {
         Sid      = "DecryptImageLayers"
@@ -639,6 +683,11 @@ resource "aws_ecs_task_definition" "this" {
   ])
 
   lifecycle {
+    precondition {
+      condition     = var.image_tag != null
+      error_message = "runner_image_tag is not set, so the task has no image: run `make runner-image` (it builds docker/runner.Dockerfile, pushes it to ${aws_ecr_repository.this[0].repository_url} tagged with the git revision, and writes the tag to terraform/runner-image.auto.tfvars.json, which deploy reads), or set runner_image_tag to a tag already pushed there."
+    }
+
     precondition {
       condition     = contains(keys(local.surya_gpu_vram_gb), local.vllm_gpu_type)
       error_message = "vllm_gpu_type must be one of surya's GPU types (${join(", ", sort(keys(local.surya_gpu_vram_gb)))}); set it when an instance type's GPU is not known to the module."

@@ -3,9 +3,24 @@ output "ecr_repository_url" {
   value       = try(aws_ecr_repository.this[0].repository_url, null)
 }
 
+output "ecr_repository_arn" {
+  description = "ARN of the runner image repository."
+  value       = try(aws_ecr_repository.this[0].arn, null)
+}
+
+output "ecr_vllm_repository_url" {
+  description = "URL of the repository holding the mirrored vLLM sidecar image (`make vllm-image`)."
+  value       = try(aws_ecr_repository.vllm[0].repository_url, null)
+}
+
 output "cluster_name" {
   description = "Name of the ECS cluster."
   value       = try(aws_ecs_cluster.this[0].name, null)
+}
+
+output "cluster_arn" {
+  description = "ARN of the ECS cluster (the task-failure event rules match on it)."
+  value       = try(aws_ecs_cluster.this[0].arn, null)
 }
 
 output "service_name" {

@@ -14,15 +14,25 @@ variable "name" {
 }
 
 variable "vpc_id" {
-  description = "VPC of the runner instances."
+  description = "VPC of the runner instances (needed with create)."
   type        = string
   default     = null
+
+  validation {
+    condition     = !var.create || can(regex("^vpc-[0-9a-f]+$", var.vpc_id))
+    error_message = "The runners need a VPC: set vpc_id to the VPC of subnet_ids (\"vpc-...\"), or create = false."
+  }
 }
 
 variable "subnet_ids" {
   description = "Subnets of the runner instances (private subnets with a NAT gateway or VPC endpoints for ECR, ECS, S3, SQS, logs)."
   type        = list(string)
   default     = []
+
+  validation {
+    condition     = !var.create || (length(var.subnet_ids) > 0 && alltrue([for s in var.subnet_ids : can(regex("^subnet-[0-9a-f]+$", s))]))
+    error_message = "The runners need at least one subnet: set subnet_ids to subnets (\"subnet-...\") of vpc_id, or create = false."
+  }
 }
 
 ################################################################################
@@ -43,6 +53,16 @@ variable "instance_types" {
   validation {
     condition     = length(var.instance_types) > 0
     error_message = "At least one instance type is needed."
+  }
+
+  validation {
+    condition     = alltrue([for t in var.instance_types : lookup(local.gpus_per_instance_type, t, 1) == 1])
+    error_message = "Multi-GPU instance types (${join(", ", [for t in var.instance_types : "${t}: ${lookup(local.gpus_per_instance_type, t, 1)} GPUs" if lookup(local.gpus_per_instance_type, t, 1) != 1])}) are refused: a runner task holds one GPU and its vLLM sidecar and model servers sit on it, one task per instance, so the other GPUs would be paid for and never used. Use one-GPU types: ${local.one_gpu_types_text}."
+  }
+
+  validation {
+    condition     = alltrue([for t in var.instance_types : contains(keys(local.gpus_per_instance_type), t)])
+    error_message = "Instance types not known to have one NVIDIA GPU: ${join(", ", [for t in var.instance_types : t if !contains(keys(local.gpus_per_instance_type), t)])}. The runners place one task on each instance and size it for one GPU. Use one-GPU types (${local.one_gpu_types_text}), or add the type with its GPU count to modules/runners/gpu_instance_types.json."
   }
 }
 
@@ -87,9 +107,20 @@ variable "mps_pipe_directory" {
 ################################################################################
 
 variable "image_tag" {
-  description = "Tag of the runner image in the ECR repository (`docker/runner.Dockerfile`)."
+  description = "Tag of the runner image in the ECR repository (`docker/runner.Dockerfile`), as `make runner-image` pushed it: the git revision. Required to create the task definition; never `latest` (the repository's tags are immutable)."
   type        = string
-  default     = "latest"
+  default     = null
+
+  validation {
+    condition     = var.image_tag == null || (lower(coalesce(var.image_tag, "-")) != "latest" && can(regex("^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", var.image_tag)))
+    error_message = "image_tag must be the tag of one pushed image, e.g. the git revision `make runner-image` pushes, and never \"latest\": the repository's tags are immutable, so a second \"latest\" cannot be pushed, and a moving tag would hide which image a task runs."
+  }
+}
+
+variable "force_delete" {
+  description = "Let `terraform destroy` delete the image repositories while they still hold images. Off by default: a destroy then stops at the repositories until they are emptied."
+  type        = bool
+  default     = false
 }
 
 variable "task_memory_mb" {

@@ -1,5 +1,6 @@
 terraform {
-  required_version = ">= 1.7.0"
+  # 1.9: validations that refer to other variables and locals.
+  required_version = ">= 1.9.0"
 
   required_providers {
     aws = {
