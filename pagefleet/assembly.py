@@ -6,11 +6,12 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from itertools import groupby
-from typing import Any
+from typing import Any, cast
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
 from pagefleet.layout import render_document
+from pagefleet.layout.schema import OutlineEntry, Page
 from pagefleet.models import (
     ChunkRecord,
     ChunkResult,
@@ -27,8 +28,11 @@ def _render(pages: Sequence[PageContent], outline: list[dict[str, Any]]) -> str:
     """Pages that carry a layout are rendered together, so document-wide decisions (headings,
     running headers, paragraphs across page breaks) are made once (rule 5)."""
     if all(p.layout is not None for p in pages):
-        layouts = [p.layout for p in pages if p.layout is not None]
-        return render_document(layouts, outline=outline)
+        # The models keep layouts and the outline as plain JSON dicts; they are the Page and
+        # OutlineEntry dicts the text-layer converter and the splitter wrote, read back as they
+        # were, and take the layout schema's types again here, at the one place they are read.
+        layouts = [cast(Page, p.layout) for p in pages if p.layout is not None]
+        return render_document(layouts, outline=cast(list[OutlineEntry], outline))
     return "\n\n".join((p.markdown or "").strip() for p in pages).strip() + "\n"
 
 

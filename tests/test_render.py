@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pagefleet.layout import render_document
 from pagefleet.layout.outline import read_outline
+from pagefleet.layout.schema import Line, Page, TextBlock
 from runner.converters.text_layer import convert_document, extract_pages
 from tests import layout_pdfs
 
@@ -34,7 +35,12 @@ def test_repeated_header_and_page_numbers_removed(tmp_path: Path) -> None:
     pdf = layout_pdfs.long_report(tmp_path, pages=4)
     pages = extract_pages(pdf, 1)
     raw = " ".join(
-        span["t"] for p in pages for b in p["blocks"] for ln in b["lines"] for span in ln["spans"]
+        span["t"]
+        for p in pages
+        for b in p["blocks"]
+        if "lines" in b
+        for ln in b["lines"]
+        for span in ln["spans"]
     )
     assert raw.count("Annual River Survey 2026") == 4  # in the layouts...
     md = render_document(pages)
@@ -93,15 +99,15 @@ def test_outline_confirms_headings(tmp_path: Path) -> None:
 
 
 def test_footnote_kept_apart_from_paragraph() -> None:
-    def line(text: str, y: float, size: float, x: float = 50) -> dict:
+    def line(text: str, y: float, size: float, x: float = 50) -> Line:
         return {"bbox": [x, y, x + 400, y + size], "spans": [{"t": text, "s": size}]}
 
-    def block(*lines: dict) -> dict:
+    def block(*lines: Line) -> TextBlock:
         x0 = min(ln["bbox"][0] for ln in lines)
         return {"bbox": [x0, lines[0]["bbox"][1], 500, lines[-1]["bbox"][3]], "lines": list(lines)}
 
     body = [f"Body line number {i} of the running text with some words" for i in range(30)]
-    page1 = {
+    page1: Page = {
         "number": 1, "ocr": False, "width": 600, "height": 800,
         "blocks": [
             block(*(line(text, 60 + 12 * i, 10) for i, text in enumerate(body[:-1])),
@@ -109,7 +115,7 @@ def test_footnote_kept_apart_from_paragraph() -> None:
             block(line("1 A footnote in small print.", 740, 7)),
         ],
     }  # fmt: skip
-    page2 = {
+    page2: Page = {
         "number": 2, "ocr": False, "width": 600, "height": 800,
         "blocks": [block(line("on the next page until here.", 60, 10),
                          line("Then more text follows here.", 72, 10))],
@@ -122,14 +128,14 @@ def test_footnote_kept_apart_from_paragraph() -> None:
 
 
 def test_a_bullet_set_large_is_a_list_item_not_a_heading() -> None:
-    def block(y: float, text: str, size: float) -> dict:
+    def block(y: float, text: str, size: float) -> TextBlock:
         bbox = [72, y, 400, y + size]
         return {"bbox": bbox, "lines": [{"bbox": bbox, "spans": [{"t": text, "s": size}]}]}
 
     body = [
         block(200 + 20 * i, "plain body text of the slide deck goes here", 12) for i in range(8)
     ]
-    page = {
+    page: Page = {
         "number": 1,
         "ocr": False,
         "width": 612,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pagefleet.layout import render_document
+from pagefleet.layout.schema import Page
 from pagefleet.settings import Settings
 from runner.converters.text_layer import (
     NAME,
@@ -22,8 +23,8 @@ from tests import layout_pdfs
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
 
-def _chunked(pdf: Path, folder: Path, size: int, ocr: OcrMode = "auto") -> list[dict]:
-    pages: list[dict] = []
+def _chunked(pdf: Path, folder: Path, size: int, ocr: OcrMode = "auto") -> list[Page]:
+    pages: list[Page] = []
     for chunk, first in layout_pdfs.split(pdf, folder, size):
         pages.extend(extract_pages(chunk, first, ocr=ocr))
     return pages
@@ -40,11 +41,13 @@ def test_pages_are_numbered_in_the_whole_document(tmp_path: Path) -> None:
 
 def test_layout_keeps_font_size_and_weight(tmp_path: Path) -> None:
     page = extract_pages(layout_pdfs.structured(tmp_path), 1)[0]
-    title = page["blocks"][0]["lines"][0]["spans"][0]
+    first, second = page["blocks"][:2]
+    assert "lines" in first and "lines" in second
+    title = first["lines"][0]["spans"][0]
     assert title["t"] == "Field Guide to Rivers"
     assert title["s"] == pytest.approx(20, abs=0.5)
     assert title["b"] is True
-    body = page["blocks"][1]["lines"][0]["spans"][0]
+    body = second["lines"][0]["spans"][0]
     assert body["s"] == pytest.approx(10, abs=0.5)
     assert "b" not in body
 

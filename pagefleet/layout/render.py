@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from pagefleet.layout.schema import Block, Line, OutlineEntry, Page, Span, TextBlock
 from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_size, line_text
 
 # Lines this close to the top or bottom edge (share of the page height) may be headers/footers.
@@ -33,11 +33,11 @@ _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
 
 LineRef = tuple[int, int, int]  # (index of the page in the sequence, block index, line index)
+# A line with its place on the page: (top, bottom, block index, line index, line).
+_Placed = tuple[float, float, int, int, Line]
 
 
-def render_document(
-    pages: Sequence[Mapping[str, Any]], outline: Sequence[Mapping[str, Any]] | None = None
-) -> str:
+def render_document(pages: Sequence[Page], outline: Sequence[OutlineEntry] | None = None) -> str:
     """The Markdown of a whole document from all its page layouts, in page order.
 
     ``outline`` is the document's bookmarks (:func:`pagefleet.layout.outline.read_outline`);
@@ -47,7 +47,7 @@ def render_document(
     doc = _Analysis.of(pages, outline or ())
     out = _Writer(doc)
     for pi, page in enumerate(pages):
-        blocks = []
+        blocks: list[Block] = []
         for bi, block in enumerate(page["blocks"]):
             if "rows" in block:
                 blocks.append(block)
@@ -68,7 +68,7 @@ def render_document(
     return out.finish()
 
 
-def _footnotes(blocks: list[Mapping[str, Any]], height: float, body: float) -> set[int]:
+def _footnotes(blocks: list[Block], height: float, body: float) -> set[int]:
     """Indexes of footnote blocks: small print low on the page with no body text below it."""
     small = {
         i
@@ -91,7 +91,7 @@ def _footnotes(blocks: list[Mapping[str, Any]], height: float, body: float) -> s
     }
 
 
-def find_furniture(pages: Sequence[Mapping[str, Any]]) -> set[LineRef]:
+def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
     """Lines that are page furniture: headers and footers repeated across pages, page numbers.
 
     A candidate lies in the top or bottom margin and is set off from the body by the widest
@@ -117,7 +117,7 @@ def find_furniture(pages: Sequence[Mapping[str, Any]]) -> set[LineRef]:
     return furniture
 
 
-def _margin_lines(page: Mapping[str, Any]) -> Iterator[tuple[str, int, int, Mapping[str, Any]]]:
+def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
     """(band, block index, line index, line) of the lines set off in the top/bottom margin."""
     height = page["height"] or 1.0
     placed = sorted(
@@ -145,7 +145,7 @@ def _margin_lines(page: Mapping[str, Any]) -> Iterator[tuple[str, int, int, Mapp
             yield "bottom", bi, li, line
 
 
-def _widest_gap(items: list[tuple[float, float, int, int, Mapping[str, Any]]]) -> int:
+def _widest_gap(items: list[_Placed]) -> int:
     """Index after which the widest vertical gap (at least half a line) in ``items`` lies."""
     best, at = 0.0, 0
     reach = items[0][1]
@@ -176,15 +176,15 @@ class _Analysis:
     outline: dict[str, list[tuple[int, int]]]
 
     @classmethod
-    def of(
-        cls, pages: Sequence[Mapping[str, Any]], outline: Sequence[Mapping[str, Any]]
-    ) -> _Analysis:
+    def of(cls, pages: Sequence[Page], outline: Sequence[OutlineEntry]) -> _Analysis:
         furniture = find_furniture(pages)
         sizes: Counter[float] = Counter()
         vocabulary: set[str] = set()
         for pi, page in enumerate(pages):
             for bi, block in enumerate(page["blocks"]):
-                for li, line in enumerate(block.get("lines", ())):
+                if "lines" not in block:
+                    continue
+                for li, line in enumerate(block["lines"]):
                     if (pi, bi, li) in furniture:
                         continue
                     text = line_text(line)
@@ -206,13 +206,14 @@ class _Analysis:
         levels = {style: min(rank + 1, 6) for rank, style in enumerate(ranked)}
         bookmarks: dict[str, list[tuple[int, int]]] = {}
         for entry in outline:
-            if entry.get("page") is not None and title_key(entry["title"]):
+            target = entry.get("page")
+            if target is not None and title_key(entry["title"]):
                 bookmarks.setdefault(title_key(entry["title"]), []).append(
-                    (entry["page"], min(max(entry["level"], 1), 6))
+                    (target, min(max(entry["level"], 1), 6))
                 )
         return cls(furniture, body, levels, vocabulary, bookmarks)
 
-    def heading_level(self, lines: list[Mapping[str, Any]], page: int) -> int | None:
+    def heading_level(self, lines: list[Line], page: int) -> int | None:
         """The heading level of a block, or None for body text."""
         if self.outline and len(lines) <= 3:
             for target, level in self.outline.get(title_key(" ".join(map(line_text, lines))), ()):
@@ -232,7 +233,7 @@ def _bucket(size: float) -> float:
     return round(size * 2) / 2
 
 
-def _heading_style(lines: list[Mapping[str, Any]], body: float) -> tuple[float, bool] | None:
+def _heading_style(lines: list[Line], body: float) -> tuple[float, bool] | None:
     """(size, bold) of a block that looks like a heading, else None."""
     if not lines or len(lines) > 3:
         return None
@@ -263,13 +264,13 @@ class _Writer:
     # (kind, markdown): items of one list ("bullet", "ordered") are joined by a single newline.
     parts: list[tuple[str, str]] = field(default_factory=list)
     # The paragraph being built stays open until the next block, which may continue it.
-    open_para: Mapping[str, Any] | None = None
+    open_para: TextBlock | None = None
     open_page: int = 0
     # Footnotes wait for the paragraph they interrupt to end.
     notes: list[str] = field(default_factory=list)
     list_indents: list[float] = field(default_factory=list)
 
-    def block(self, block: Mapping[str, Any], page: int) -> None:
+    def block(self, block: TextBlock, page: int) -> None:
         level = self.doc.heading_level(block["lines"], page)
         para = self.open_para
         if level is None and para is not None and self._broken(para, block, page):
@@ -290,12 +291,12 @@ class _Writer:
         self.open_para = {"bbox": block["bbox"], "lines": list(block["lines"])}
         self.open_page = page
 
-    def _broken(self, para: Mapping[str, Any], block: Mapping[str, Any], page: int) -> bool:
+    def _broken(self, para: TextBlock, block: TextBlock, page: int) -> bool:
         """Whether ``block`` picks up ``para`` after a page or column break."""
         new_column = block["bbox"][1] < para["lines"][-1]["bbox"][1]
         return (page != self.open_page or new_column) and continues(para, block)
 
-    def footnote(self, block: Mapping[str, Any]) -> None:
+    def footnote(self, block: TextBlock) -> None:
         text = _inline(block["lines"], self.doc.vocabulary)
         if self.open_para is None:
             self.parts.append(("note", _escape_start(text)))
@@ -330,7 +331,7 @@ class _Writer:
         self.parts.extend(("note", note) for note in self.notes)
         self.notes.clear()
 
-    def _list_item(self, block: Mapping[str, Any], marker: str) -> None:
+    def _list_item(self, block: TextBlock, marker: str) -> None:
         x0 = block["lines"][0]["bbox"][0]
         while self.list_indents and x0 < self.list_indents[-1] - 2:
             self.list_indents.pop()
@@ -350,9 +351,9 @@ class _Writer:
         self.parts.append((kind, "    " * depth + bullet + text))
 
 
-def _strip_prefix(lines: list[Mapping[str, Any]], count: int) -> list[Mapping[str, Any]]:
+def _strip_prefix(lines: list[Line], count: int) -> list[Line]:
     """The lines without the first ``count`` characters (a list marker)."""
-    spans = []
+    spans: list[Span] = []
     for span in lines[0]["spans"]:
         text = span["t"]
         if count >= len(text):
@@ -363,9 +364,7 @@ def _strip_prefix(lines: list[Mapping[str, Any]], count: int) -> list[Mapping[st
     return [{**lines[0], "spans": spans}, *lines[1:]]
 
 
-def _segments(
-    lines: list[Mapping[str, Any]], vocabulary: set[str]
-) -> Iterator[tuple[str, bool, bool, str]]:
+def _segments(lines: list[Line], vocabulary: set[str]) -> Iterator[tuple[str, bool, bool, str]]:
     """(text, bold, italic, url) runs of a paragraph, lines joined and hyphenation repaired."""
     for i, line in enumerate(lines):
         spans = line["spans"]
@@ -393,7 +392,7 @@ def _join(text: str, following: str, vocabulary: set[str]) -> str:
     return stripped
 
 
-def _inline(lines: list[Mapping[str, Any]], vocabulary: set[str]) -> str:
+def _inline(lines: list[Line], vocabulary: set[str]) -> str:
     """Paragraph text with bold, italic and links as Markdown."""
     # (pieces, bold, italic, url): pieces are joined once, a paragraph can have 1000s of spans
     runs: list[tuple[list[str], bool, bool, str]] = []
@@ -425,7 +424,7 @@ def _inline(lines: list[Mapping[str, Any]], vocabulary: set[str]) -> str:
     return _SPACES.sub(" ", "".join(out)).strip()
 
 
-def _plain(lines: list[Mapping[str, Any]], vocabulary: set[str]) -> str:
+def _plain(lines: list[Line], vocabulary: set[str]) -> str:
     text = "".join(seg[0] for seg in _segments(lines, vocabulary))
     return _escape(_SPACES.sub(" ", text).strip())
 

@@ -10,7 +10,7 @@ page, so a chunk PDF yields the same dicts as the whole document.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, final
 
 Bbox = list[float]  # [x0, y0, x1, y1]
 
@@ -31,6 +31,7 @@ class Line(TypedDict):
     hy: NotRequired[bool]  # ends in a hyphen the PDF marks as a soft (line-break) hyphen
 
 
+@final
 class TextBlock(TypedDict):
     """A paragraph, list item or heading candidate, lines in reading order."""
 
@@ -38,6 +39,7 @@ class TextBlock(TypedDict):
     lines: list[Line]
 
 
+@final
 class TableBlock(TypedDict):
     """A ruled table whose grid is unambiguous: rows of cell texts."""
 
@@ -45,6 +47,9 @@ class TableBlock(TypedDict):
     rows: list[list[str]]
 
 
+# Tell the two apart by key: ``"rows" in block`` or ``"lines" in block``. Both are @final, so
+# that mypy narrows the union both ways on that test (a TypedDict that is not final might carry
+# the other's key too).
 Block = TextBlock | TableBlock
 
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
 from itertools import pairwise
 from statistics import median
-from typing import Any
 
 from pagefleet.layout.schema import Bbox, Line, Span, TextBlock
 
@@ -24,11 +22,11 @@ LIST_MARKER = re.compile(
 )
 
 
-def line_text(line: Mapping[str, Any]) -> str:
+def line_text(line: Line) -> str:
     return "".join(span["t"] for span in line["spans"])
 
 
-def line_size(line: Mapping[str, Any]) -> float:
+def line_size(line: Line) -> float:
     """The size of most of the line's characters."""
     spans = line["spans"]
     if len(spans) == 1:
@@ -263,7 +261,7 @@ def _breaks(
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")", "]")
 
 
-def continues(prev: Mapping[str, Any], nxt: Mapping[str, Any]) -> bool:
+def continues(prev: TextBlock, nxt: TextBlock) -> bool:
     """Whether ``nxt`` carries on the paragraph ``prev`` across a column or page break."""
     prev_line, next_line = prev["lines"][-1], nxt["lines"][0]
     tail = line_text(prev_line).rstrip()

@@ -58,7 +58,7 @@ def extract_pages(
     *,
     ocr: OcrMode = "auto",
     ocr_threads: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[Page]:
     """One layout dict per page of the file; the first is page ``first_page`` of the document.
 
     Each dict depends only on its page's content, never on the other pages of the file.
@@ -67,7 +67,7 @@ def extract_pages(
     pdf = pdfium.PdfDocument(os.fspath(pdf_path))
     try:
         return [
-            dict(_extract_page(pdf, index, first_page + index, ocr, ocr_threads))
+            _extract_page(pdf, index, first_page + index, ocr, ocr_threads)
             for index in range(len(pdf))
         ]
     finally:
@@ -91,7 +91,8 @@ class TextLayerConverter:
 
     def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
         return [
-            PageContent(number=page["number"], layout=page, ocr=page["ocr"])
+            # PageContent keeps the layout as a plain JSON dict.
+            PageContent(number=page["number"], layout=dict(page), ocr=page["ocr"])
             for page in extract_pages(
                 pdf_path, first_page, ocr=self.ocr, ocr_threads=self.ocr_threads
             )
