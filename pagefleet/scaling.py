@@ -17,7 +17,9 @@ deployed.
     Leaving zero sets an exact capacity from the backlog (``ExactCapacity``,
     ``ceil(visible / target)``): repeating it while tasks are pending sets the same number
     again, so nothing accumulates. Target tracking then holds chunks outstanding (visible + in
-    flight) per *running* task at the target. Idle for ``idle_minutes``: zero.
+    flight, at least one) per *running* task at the target. Idle for ``idle_minutes``: zero.
+    (The first release tracked visible chunks only: busy workers leave none visible, so its
+    scale-in set zero tasks while they worked.)
 ``per-desired``
     As ``fixed``, but target tracking divides by the *desired* task count (Container
     Insights' ``DesiredTaskCount``), so tasks still starting count as capacity and a cold start
@@ -32,11 +34,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-# The metric math each kind of target tracking uses (ids as in the Terraform module).
+# The metric math each kind of target tracking uses (ids as in the Terraform module). The
+# outstanding kinds count at least one chunk: a minute with nothing outstanding would otherwise
+# make target tracking's own scale-in set ceil(current x 0 / target) = 0 tasks, stopping the
+# fleet at its first quiet minute (a cold start of minutes for the next document) instead of
+# after ``idle_minutes``; scaling to zero is the idle policy's job.
 TRACKING_EXPRESSIONS = {
     "visible_per_running": "visible / running",
-    "outstanding_per_running": "(visible + in_flight) / running",
-    "outstanding_per_desired": "(visible + in_flight) / desired",
+    "outstanding_per_running": "IF(visible + in_flight < 1, 1, visible + in_flight) / running",
+    "outstanding_per_desired": "IF(visible + in_flight < 1, 1, visible + in_flight) / desired",
 }
 TrackingMetric = Literal[
     "visible_per_running", "outstanding_per_running", "outstanding_per_desired"
@@ -71,8 +77,10 @@ class ScalingPolicy(BaseModel):
     acceptable_latency_s: float = Field(
         300, gt=0, description="How long the chunks outstanding per task may take to clear."
     )
+    # 16 pages (85% text, 15% OCR) on one L4 (g6.xlarge, terraform's first instance type)
+    # with 3 workers: about 18.5 s by bench/fleet/config.py's estimate; no GPU measured it yet.
     seconds_per_chunk: float = Field(
-        6, gt=0, description="Seconds one runner task (one GPU, all its workers) needs per chunk."
+        18, gt=0, description="Seconds one runner task (one GPU, all its workers) needs per chunk."
     )
     tracking_metric: TrackingMetric = "outstanding_per_desired"
     from_zero: FromZero = "exact_backlog"
@@ -152,6 +160,7 @@ POLICIES: dict[str, ScalingPolicy] = {
     "today": ScalingPolicy(
         name="today",
         max_runners=4,
+        seconds_per_chunk=6,
         tracking_metric="visible_per_running",
         from_zero="change_plus_one",
     ),

@@ -75,9 +75,9 @@ run "default_policy" {
       for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment :
       tostring(s.scaling_adjustment) => [tonumber(s.metric_interval_lower_bound), try(tonumber(s.metric_interval_upper_bound), null)]
       }) == jsonencode({
-      "1" = [0, 50], "2" = [50, 100], "3" = [100, 150], "4" = [150, 200], "5" = [200, 250], "6" = [250, 300], "7" = [300, 350], "8" = [350, null]
+      "1" = [0, 16], "2" = [16, 33], "3" = [33, 50], "4" = [50, 66], "5" = [66, 83], "6" = [83, 100], "7" = [100, 116], "8" = [116, null]
     })
-    error_message = "ceil(visible / 50) tasks, the last step open-ended at max_runners (8)"
+    error_message = "ceil(visible / (300 / 18)) tasks, the last step open-ended at max_runners (8)"
   }
 
   assert {
@@ -92,8 +92,8 @@ run "default_policy" {
   # --- target tracking ----------------------------------------------------------------------
 
   assert {
-    condition     = aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].target_value == 50
-    error_message = "target backlog per task = acceptable latency / seconds per chunk"
+    condition     = abs(aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].target_value - 300 / 18) < 1e-6
+    error_message = "target backlog per task = acceptable latency / seconds per chunk (300 s / 18 s)"
   }
 
   assert {
@@ -105,9 +105,9 @@ run "default_policy" {
       visible          = [null, false, "AWS/SQS", "ApproximateNumberOfMessagesVisible", { QueueName = "pf-chunks" }]
       in_flight        = [null, false, "AWS/SQS", "ApproximateNumberOfMessagesNotVisible", { QueueName = "pf-chunks" }]
       desired          = [null, false, "ECS/ContainerInsights", "DesiredTaskCount", { ClusterName = "pf", ServiceName = "pf" }]
-      backlog_per_task = ["(visible + in_flight) / desired", true, null, null, null]
+      backlog_per_task = ["IF(visible + in_flight < 1, 1, visible + in_flight) / desired", true, null, null, null]
     })
-    error_message = "the tracked metric is chunks outstanding (visible + in flight) per desired task, tasks still starting included"
+    error_message = "the tracked metric is chunks outstanding (visible + in flight, at least one, so tracking never sets zero) per desired task, tasks still starting included"
   }
 
   assert {
@@ -179,7 +179,7 @@ run "outstanding_per_running" {
   assert {
     condition = (
       jsonencode(sort([for m in aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].customized_metric_specification[0].metrics : m.id])) == jsonencode(["backlog_per_task", "in_flight", "running", "visible"]) &&
-      [for m in aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].customized_metric_specification[0].metrics : m.expression if m.return_data] == ["(visible + in_flight) / running"]
+      [for m in aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].customized_metric_specification[0].metrics : m.expression if m.return_data] == ["IF(visible + in_flight < 1, 1, visible + in_flight) / running"]
     )
     error_message = "outstanding_per_running tracks visible + in flight per running task"
   }

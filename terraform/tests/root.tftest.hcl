@@ -73,6 +73,25 @@ run "pipeline_without_runners" {
     condition     = output.ecr_repository_url == null && output.cluster_name == null
     error_message = "create_runners = false plans no runner"
   }
+
+  assert {
+    condition = (
+      output.region == "us-east-1" && output.queue_prefix == "pagefleet" &&
+      output.queue_names == { ingest = "pagefleet-ingest", chunks = "pagefleet-chunks", completion = "pagefleet-completion" } &&
+      output.dead_letter_queue_names == { ingest = "pagefleet-ingest-dlq", chunks = "pagefleet-chunks-dlq", completion = "pagefleet-completion-dlq" } &&
+      keys(output.queue_urls) == keys(output.dead_letter_queue_urls) && keys(output.dead_letter_queue_arns) == ["chunks", "completion", "ingest"]
+    )
+    error_message = "terraform output -json holds what the pagefleet command needs: bucket, region, queue prefix, names, URLs and DLQ ARNs"
+  }
+
+  assert {
+    condition = (
+      length(module.alarms.dead_letter_alarm_arns) == 3 && length(module.alarms.lambda_error_alarm_arns) == 3 &&
+      length(module.alarms.lambda_throttle_alarm_arns) == 3 && module.alarms.task_start_failure_alarm_arn == null &&
+      output.alarm_topic_arn == null
+    )
+    error_message = "without runners: DLQ, Lambda and chunk-age alarms, no ECS alarm, no topic unless asked"
+  }
 }
 
 run "everything_with_the_repository_mps_scripts" {
@@ -102,8 +121,13 @@ run "everything_with_the_repository_mps_scripts" {
   }
 
   assert {
-    condition     = module.autoscaling.target_backlog_per_task == 50
-    error_message = "the default target backlog per task is 300 s / 6 s per chunk"
+    condition     = output.ecs_event_log_group_name == "/aws/events/pagefleet/ecs"
+    error_message = "with runners, tasks failing to start are recorded and alarmed on"
+  }
+
+  assert {
+    condition     = module.autoscaling.target_backlog_per_task == jsondecode(file("stack.json")).scaling.acceptable_latency_s / jsondecode(file("stack.json")).scaling.seconds_per_chunk && module.autoscaling.tracking_expression == jsondecode(file("stack.json")).scaling.tracking_expression
+    error_message = "the root passes the scaling policy of stack.json (pagefleet/scaling.py) to the autoscaling module"
   }
 }
 
@@ -198,4 +222,17 @@ run "reserved_bucket_suffix_refused" {
   }
 
   expect_failures = [var.bucket_name]
+}
+
+run "alarm_emails_make_a_topic" {
+  command = plan
+
+  variables {
+    alarm_emails = ["ops@example.com"]
+  }
+
+  assert {
+    condition     = output.alarm_topic_arn != null
+    error_message = "an alarm address creates the alarm topic"
+  }
 }

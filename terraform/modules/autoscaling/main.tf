@@ -5,11 +5,13 @@ locals {
   queue_dimensions   = { QueueName = var.chunks_queue_name }
   service_dimensions = { ClusterName = var.cluster_name, ServiceName = var.service_name }
 
-  # The tracked metric math, as pagefleet/scaling.py names it (TRACKING_EXPRESSIONS).
+  # The tracked metric math, as pagefleet/scaling.py names it (TRACKING_EXPRESSIONS). The
+  # outstanding kinds count at least one chunk, so target tracking's scale-in never sets zero
+  # at the first quiet minute; zero is the idle policy's, after idle_minutes.
   tracking_expression = {
     visible_per_running     = "visible / running"
-    outstanding_per_running = "(visible + in_flight) / running"
-    outstanding_per_desired = "(visible + in_flight) / desired"
+    outstanding_per_running = "IF(visible + in_flight < 1, 1, visible + in_flight) / running"
+    outstanding_per_desired = "IF(visible + in_flight < 1, 1, visible + in_flight) / desired"
   }[var.tracking_metric]
 
   # Only the metrics the expression reads (an unused query is an error in target tracking).
