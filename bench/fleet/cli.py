@@ -1,0 +1,118 @@
+"""``scripts/fleet-sim``: the workloads under each policy, the validation, the report.
+
+    scripts/fleet-sim [--workloads steady,burst,single-1p,single-2000p,diurnal] [--trace FILE]
+                      [--policies today,fixed,per-desired] [--seed 1] [--gpu g6.xlarge]
+                      [--on-demand] [--set FIELD=VALUE ...] [--label L] [--out DIR]
+
+Writes results.json, results.md and fleet.png under bench/results/<date>-fleet-<label>/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.fleet import charts, markdown, validation, workloads
+from bench.fleet.config import GPUS, FleetConfig
+from bench.fleet.model import Fleet
+from bench.fleet.report import summarize, throughput
+from pagefleet.scaling import DEFAULT_POLICY, POLICIES
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+WORKLOADS: dict[str, Callable[[int], workloads.Workload]] = {
+    "steady": lambda seed: workloads.steady(seed),
+    "burst": lambda seed: workloads.burst(seed),
+    "single-1p": lambda seed: workloads.single(1),
+    "single-2000p": lambda seed: workloads.single(2000),
+    "diurnal": lambda seed: workloads.diurnal(seed),
+}
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="scripts/fleet-sim", description=__doc__.split("\n")[0])
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--trace", type=Path, action="append", default=[], help="CSV trace to replay")
+    p.add_argument("--policies", default=",".join(POLICIES))
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--gpu", choices=sorted(GPUS), default="g6.xlarge")
+    p.add_argument("--on-demand", action="store_true", help="on-demand instances (default Spot)")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
+    p.add_argument("--validate", type=Path, default=validation.DEFAULT_RESULTS)
+    p.add_argument("--no-validate", action="store_true")
+    p.add_argument("--label", default="all")
+    p.add_argument("--out", type=Path, help="results folder (default bench/results/DATE-fleet-L)")
+    return p.parse_args(argv)
+
+
+def config_for(args: argparse.Namespace, policy: str) -> FleetConfig:
+    overrides: dict[str, Any] = {}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        if name not in FleetConfig.model_fields:
+            raise SystemExit(f"--set {name}: not a FleetConfig field")
+        overrides[name] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
+    return FleetConfig.model_validate(
+        {
+            "policy": POLICIES[policy],
+            "gpu": GPUS[args.gpu],
+            "spot": not args.on_demand,
+            **overrides,
+        }
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    started = time.monotonic()
+    loads = [WORKLOADS[n](args.seed) for n in args.workloads.split(",") if n]
+    loads += [workloads.read_trace(path) for path in args.trace]
+    runs: list[dict[str, Any]] = []
+    series: dict[tuple[str, str], dict[str, Any]] = {}
+    for load in loads:
+        for policy in args.policies.split(","):
+            t0 = time.monotonic()
+            fleet = Fleet(config_for(args, policy), load, seed=args.seed).run()
+            summary = summarize(fleet) | {"wall_s": round(time.monotonic() - t0, 2)}
+            runs.append(summary)
+            series[(load.name, policy)] = {
+                "samples": fleet.samples,
+                "throughput": throughput(fleet),
+            }
+            print(
+                f"{load.name:>13} {policy:>12}: p95 {summary['latency_s']['p95']} s, "
+                f"${summary['cost']['per_1000_pages']}/1000 pages, "
+                f"{summary['gpu_hours']} GPU-h, {summary['tasks_started']} tasks "
+                f"({summary['wall_s']} s)",
+                flush=True,
+            )
+    checked = None if args.no_validate else validation.validate(args.validate)
+    document = {
+        "command": "scripts/fleet-sim " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "started_at": dt.datetime.now().isoformat(timespec="seconds"),
+        "duration_s": round(time.monotonic() - started, 1),
+        "seed": args.seed,
+        "default_policy": DEFAULT_POLICY,
+        "policies": {n: POLICIES[n].model_dump() for n in args.policies.split(",")},
+        "config": config_for(args, DEFAULT_POLICY).model_dump(exclude={"policy"}),
+        "gpu_rates": {
+            "text_pages_per_s": round(GPUS[args.gpu].text_pages_per_s, 3),
+            "ocr_pages_per_s": round(GPUS[args.gpu].ocr_pages_per_s, 3),
+        },
+        "runs": runs,
+        "targets": markdown.targets(runs, DEFAULT_POLICY),
+        "validation": checked,
+    }
+    out = args.out or RESULTS / f"{dt.date.today().isoformat()}-fleet-{args.label}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(document, indent=1) + "\n")
+    charts.draw(series, out / "fleet.png")
+    (out / "results.md").write_text(markdown.render(document))
+    print(f"wrote {out}/results.json, results.md, fleet.png")
+    return 0

@@ -1,0 +1,98 @@
+"""What a run shows: latency percentiles, throughput, tasks and instances, GPU-hours, dollars."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench.fleet.model import Fleet
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def summarize(fleet: Fleet) -> dict[str, Any]:
+    cfg, wl = fleet.config, fleet.workload
+    latencies = [
+        j.recorded_at_s - j.doc.arrival_s for j in fleet.jobs if j.recorded_at_s is not None
+    ]
+    chunks = [c for j in fleet.jobs for c in j.chunks]
+    instance_s = sum((i.terminated_s or fleet.env.now) - i.launched_s for i in fleet.instances)
+    busy_s = sum(t.device.busy_s for t in fleet.tasks if t.device is not None)
+    gpu_h = instance_s / 3600
+    pages = wl.pages
+    first = min((d.arrival_s for d in wl.documents), default=0.0)
+    last_record = max((j.recorded_at_s or 0.0 for j in fleet.jobs), default=0.0)
+
+    def dollars(per_h: float) -> dict[str, float | None]:
+        total = gpu_h * per_h
+        return {
+            "per_h": per_h,
+            "total": round(total, 2),
+            "per_1000_pages": round(total / pages * 1000, 4) if pages else None,
+            "idle": round((instance_s - busy_s) / 3600 * per_h, 2),
+        }
+
+    useful = [
+        max(1, math.ceil((s["visible"] + s["in_flight"]) / cfg.workers_per_task))
+        for s in fleet.samples
+    ]
+    return {
+        "workload": wl.name,
+        "description": wl.description,
+        "policy": cfg.policy.name,
+        "documents": len(wl.documents),
+        "pages": pages,
+        "finished": fleet.finished,
+        "records": sum(j.records_written for j in fleet.jobs),
+        "records_written_twice": sum(j.records_written > 1 for j in fleet.jobs),
+        "partial_jobs": sum(bool(j.failed) for j in fleet.jobs),
+        "latency_s": {
+            "p50": _round(percentile(latencies, 50)),
+            "p95": _round(percentile(latencies, 95)),
+            "p99": _round(percentile(latencies, 99)),
+            "max": _round(max(latencies, default=None)),
+        },
+        "makespan_s": round(last_record - first, 1),
+        "simulated_s": round(fleet.env.now, 1),
+        "chunks": len(chunks),
+        "chunks_lost": sum(c.index not in c.job.finished for c in chunks),
+        "chunks_converted_twice": sum(c.conversions > 1 for c in chunks),
+        "chunks_redelivered": fleet.chunks.redeliveries,
+        "chunks_dead_lettered": len(fleet.chunks.dead_letters),
+        "tasks_started": len(fleet.tasks),
+        "instances_launched": len(fleet.instances),
+        "peak_tasks": max((s["tasks"] for s in fleet.samples), default=0),
+        "peak_instances": max((s["instances"] for s in fleet.samples), default=0),
+        "peak_useful_tasks": min(cfg.policy.max_runners, max(useful, default=0)),
+        "task_launches_beyond_backlog": fleet.excess_launches,
+        "scaling_actions": len(fleet.actions),
+        "spot_interruptions": fleet.spot_interruptions,
+        "task_crashes": fleet.task_crashes,
+        "gpu_hours": round(gpu_h, 2),
+        "gpu_busy_hours": round(busy_s / 3600, 2),
+        "cost": dollars(cfg.price_per_h),
+        "cost_on_demand": dollars(cfg.gpu.on_demand_per_h),
+        "cost_spot": dollars(cfg.gpu.spot_per_h),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def throughput(fleet: Fleet, bin_s: float = 300.0) -> list[tuple[float, float]]:
+    """(bin end, pages/s) from the per-minute samples."""
+    points: list[tuple[float, float]] = []
+    previous_t, previous_pages = 0.0, 0.0
+    for s in fleet.samples:
+        if s["t_s"] - previous_t >= bin_s:
+            points.append((s["t_s"], (s["pages_done"] - previous_pages) / (s["t_s"] - previous_t)))
+            previous_t, previous_pages = s["t_s"], s["pages_done"]
+    return points

@@ -1,0 +1,194 @@
+"""bench/fleet: the fleet simulator's model against answers known without it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.fleet import cli, workloads
+from bench.fleet.config import FleetConfig
+from bench.fleet.model import Fleet
+from bench.fleet.report import percentile, summarize
+from bench.fleet.validation import DEFAULT_RESULTS, validate
+from bench.fleet.workloads import Document, Workload
+from pagefleet.planning import plan_chunks
+from pagefleet.scaling import POLICIES, default_policy
+
+# Nothing but the conversion takes time: a closed-form answer is exact.
+INSTANT = {
+    "chunk_overhead_s": 0.0,
+    "notification_delay_s": 0.0,
+    "split_base_s": 0.0,
+    "split_per_page_s": 0.0,
+    "completion_check_s": 0.0,
+    "assemble_base_s": 0.0,
+    "assemble_per_page_s": 0.0,
+    "container_start_s": 0.0,
+    "model_start_s": 0.0,
+    "spot_interruptions_per_h": 0.0,
+}
+
+
+def _docs(*arrivals: float, pages: int = 16, page_s: float = 1 / 16) -> Workload:
+    docs = tuple(Document(arrival_s=t, pages=pages, page_s=page_s) for t in arrivals)
+    return Workload(name="t", description="", documents=docs)
+
+
+def _warm(workers: int, share: float, **extra: Any) -> FleetConfig:
+    return FleetConfig(
+        fixed_tasks=1, workers_per_task=workers, stream_share=share, **(INSTANT | extra)
+    )
+
+
+def _latencies(fleet: Fleet) -> list[float]:
+    return [round((j.recorded_at_s or -1) - j.doc.arrival_s, 9) for j in fleet.jobs]
+
+
+def test_one_runner_fixed_service_time_is_a_d_d_1_queue() -> None:
+    # Four one-chunk documents of 1 s each; three at t=0, one at t=5: done at 1, 2, 3 and 6.
+    fleet = Fleet(_warm(workers=1, share=1.0), _docs(0, 0, 0, 5), seed=0).run()
+    assert _latencies(fleet) == [1, 2, 3, 1]
+    assert max(j.recorded_at_s or 0 for j in fleet.jobs) == pytest.approx(6)
+
+
+def test_two_workers_with_half_a_device_each_are_two_servers() -> None:
+    fleet = Fleet(_warm(workers=2, share=0.5), _docs(0, 0, 0, 5), seed=0).run()
+    assert _latencies(fleet) == [1, 1, 2, 1]
+
+
+def test_two_workers_sharing_a_whole_device_are_processor_sharing() -> None:
+    # A stream alone uses the whole device: two at once each run at half speed, both end at 2;
+    # the third then runs alone (2..3).
+    fleet = Fleet(_warm(workers=2, share=1.0), _docs(0, 0, 0), seed=0).run()
+    assert _latencies(fleet) == [2, 2, 3]
+
+
+def test_the_splitter_plans_with_pagefleet_planning() -> None:
+    fleet = Fleet(_warm(workers=1, share=1.0), _docs(0, pages=33), seed=0).run()
+    (job,) = fleet.jobs
+    assert [c.pages for c in job.chunks] == [s.pages for s in plan_chunks(33, 16)] == [11, 11, 11]
+
+
+def test_a_dead_runners_chunk_is_redelivered_when_its_lease_ends() -> None:
+    # One chunk of 100 s; the runner dies at 30 s. Its heartbeat last renewed the lease at
+    # 20 s, so the chunk is visible again at 20 + 60 = 80 s and converted by the replacement
+    # task (same instance, image cached, nothing to start): done at 180 s.
+    config = _warm(workers=1, share=1.0, visibility_timeout_s=60, heartbeat_s=20)
+    fleet = Fleet(config, _docs(0, page_s=100 / 16), seed=0)
+
+    def kill() -> Any:
+        yield fleet.env.timeout(30)
+        fleet._stop_task(fleet.tasks[0], drain=False)
+
+    fleet.env.process(kill())
+    fleet.run()
+    (job,) = fleet.jobs
+    (chunk,) = job.chunks
+    assert fleet.chunks.redeliveries == 1
+    assert job.recorded_at_s == pytest.approx(180)
+    assert chunk.conversions == 1 and job.records_written == 1
+    assert len(fleet.tasks) == 2 and fleet.tasks[0].state == "stopped"
+
+
+def test_a_poison_chunk_is_retried_then_recorded_failed() -> None:
+    config = _warm(workers=1, share=1.0, poison_chunk_share=1.0)
+    fleet = Fleet(config, _docs(0), seed=0).run()
+    (job,) = fleet.jobs
+    assert job.recorded_at_s is not None and job.failed == {0}
+    assert fleet.chunks.receives == config.max_attempts
+
+
+def test_the_default_policy_starts_one_task_for_one_page_and_scales_to_zero() -> None:
+    fleet = Fleet(FleetConfig(), workloads.single(1), seed=3).run()
+    summary = summarize(fleet)
+    assert summary["tasks_started"] == 1 and summary["instances_launched"] == 1
+    assert summary["finished"] and summary["records"] == 1
+    # ... and back to zero: the idle policy set 0 once idle_minutes of datapoints (published a
+    # minute late) showed nothing outstanding; the idle task stopped at once, and its instance
+    # instance_idle_s later.
+    assert fleet.desired == 0 and fleet.actions[-1][1:] == ("to_zero", 1, 0)
+    (job,) = fleet.jobs
+    idle_s = fleet.policy.idle_minutes * 60
+    assert job.recorded_at_s is not None
+    assert job.recorded_at_s + idle_s <= fleet.actions[-1][0] <= job.recorded_at_s + idle_s + 180
+    (instance,) = fleet.instances
+    assert instance.terminated_s == pytest.approx(
+        fleet.actions[-1][0] + fleet.config.instance_idle_s
+    )
+
+
+def test_the_first_release_starts_max_runners_tasks_for_one_page() -> None:
+    fleet = Fleet(FleetConfig(policy=POLICIES["today"]), workloads.single(1), seed=3).run()
+    assert len(fleet.tasks) == POLICIES["today"].max_runners
+    assert [a[1] for a in fleet.actions[:4]] == ["from_zero"] * 4
+
+
+def _fingerprint(seed: int) -> str:
+    config = FleetConfig(spot_interruptions_per_h=0.5, task_crashes_per_h=0.2)
+    load = workloads.steady(seed, hours=1.5, docs_per_h=60)
+    return json.dumps(summarize(Fleet(config, load, seed=seed).run()), sort_keys=True)
+
+
+def test_a_seed_fixes_the_run() -> None:
+    assert _fingerprint(7) == _fingerprint(7)
+    assert _fingerprint(7) != _fingerprint(8)
+
+
+def test_spot_interruptions_and_crashes_lose_nothing_and_convert_nothing_twice() -> None:
+    config = FleetConfig(spot_interruptions_per_h=2.0, task_crashes_per_h=1.0)
+    fleet = Fleet(config, workloads.burst(5, documents=150), seed=5).run()
+    summary = summarize(fleet)
+    assert summary["spot_interruptions"] + summary["task_crashes"] > 0
+    assert summary["chunks_redelivered"] > 0
+    assert summary["finished"] and summary["chunks_lost"] == 0
+    assert summary["chunks_converted_twice"] == 0 and summary["records_written_twice"] == 0
+    assert summary["records"] == 150
+
+
+def test_a_trace_round_trips(tmp_path: Path) -> None:
+    extra = Document(arrival_s=9e3, pages=3, scanned_share=0.5, page_s=0.25)
+    docs = (*workloads.steady(2, hours=0.5).documents[:5], extra)
+    path = tmp_path / "trace.csv"
+    workloads.write_trace(path, docs)
+    assert path.read_text().splitlines()[0] == "arrival_s,pages,scanned_share,page_s"
+    back = workloads.read_trace(path)
+    assert [(d.pages, d.scanned_share, d.page_s) for d in back.documents] == [
+        (d.pages, d.scanned_share, d.page_s) for d in docs
+    ]
+    assert [round(d.arrival_s, 3) for d in back.documents] == [round(d.arrival_s, 3) for d in docs]
+
+
+def test_the_diurnal_day_has_its_pages_and_its_peak_at_noon() -> None:
+    day = workloads.diurnal(1, pages=20_000)
+    assert 20_000 <= day.pages < 22_000
+    hours = [int(d.arrival_s // 3600) for d in day.documents]
+    assert hours.count(12) > 3 * hours.count(0)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([5, 1, 4, 2, 3], 50) == 3
+    assert percentile(list(range(1, 101)), 95) == 95
+    assert percentile([], 50) is None
+
+
+def test_the_model_predicts_the_embedded_stacks_makespan_within_15_percent() -> None:
+    rows = validate(DEFAULT_RESULTS)["rows"]
+    measured_pass = [r for r in rows if r["per_page_times"] == "all-at-once pass"]
+    assert [r["workers"] for r in measured_pass] == [1, 2]
+    assert all(r["within_tolerance"] for r in measured_pass), measured_pass
+
+
+def test_fleet_sim_writes_its_report(tmp_path: Path) -> None:
+    code = cli.main(
+        ["--workloads", "single-1p", "--policies", "today,per-desired", "--out", str(tmp_path)]
+    )
+    assert code == 0
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [r["policy"] for r in doc["runs"]] == ["today", "per-desired"]
+    assert doc["targets"][0]["met"] is True
+    assert (tmp_path / "fleet.png").stat().st_size > 0
+    assert "| single-1p | per-desired |" in (tmp_path / "results.md").read_text()
+    assert doc["default_policy"] == default_policy().name
