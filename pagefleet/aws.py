@@ -1,7 +1,9 @@
 """Clients for S3 and SQS, sync (boto3) and async (aiobotocore), and the one retry policy.
 
-Retries are tenacity's, on throttling, 5xx and dropped connections only; botocore's own retry
-loop is switched off so that there is exactly one policy to reason about.
+Retries are tenacity's, on throttling, 5xx and dropped connections only: ``ATTEMPTS`` HTTP
+attempts per call, no more. botocore's own retry loop is switched off (``total_max_attempts``
+1: its ``max_attempts`` counts retries in the legacy way, so 1 there still means 2 requests)
+so that there is exactly one policy to reason about.
 """
 
 from __future__ import annotations
@@ -53,10 +55,12 @@ def is_transient(exc: BaseException) -> bool:
     return error_code(exc) in _THROTTLING or (status is not None and status >= 500)
 
 
+ATTEMPTS = 6  # HTTP requests one call may make, the first one included
+
 transient_retry = retry(
     retry=retry_if_exception(is_transient),
-    wait=wait_exponential_jitter(multiplier=0.1, max=5),
-    stop=stop_after_attempt(6),
+    wait=wait_exponential_jitter(initial=0.1, max=5),
+    stop=stop_after_attempt(ATTEMPTS),
     reraise=True,
 )
 
@@ -66,7 +70,7 @@ def _client_kwargs(settings: Settings) -> dict[str, Any]:
         "region_name": settings.region,
         "endpoint_url": settings.endpoint_url,
         "config": Config(
-            retries={"max_attempts": 1, "mode": "standard"},
+            retries={"total_max_attempts": 1, "mode": "standard"},
             max_pool_connections=32,
             s3={"addressing_style": "path"},
         ),

@@ -1,16 +1,23 @@
-"""Publishing a job's outputs to ``outbox/`` exactly once (rule 2).
+"""Publishing a job's outputs to ``outbox/`` exactly once (rule 2), the newest upload owning
+every outbox object of its key (rule 3).
 
 Racing completions of one job compute the same bytes; conditional writes let exactly one of
 them create each object. A new upload of the same key is a new job that replaces the older
 job's objects with ``If-Match`` on their ETag, and never the other way round: an older job that
-finishes late leaves a newer job's outputs alone.
+finishes late leaves a newer job's outputs alone, and takes back what it wrote before it found
+out. A newer job removes the older job's Markdown and assets that it does not replace itself
+(a failed job writes none), so no older Markdown stays beside a newer record.
+
+Every outbox object carries its job and upload order in its metadata.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from pagefleet import keys
+from pagefleet.keys import key_problem
 from pagefleet.models import JobRecord, Source
 from pagefleet.storage import Bucket, PreconditionFailed
 
@@ -26,25 +33,52 @@ def _upload_order(source: Source) -> str:
     return source.sequencer or source.event_time or ""
 
 
+def _owner(head: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """(job id, upload order) of an existing outbox object; None if there is none."""
+    if head is None:
+        return None
+    meta = head.get("Metadata", {})
+    return meta.get(_JOB, ""), meta.get(_UPLOADED, "")
+
+
+def _newer(owner: tuple[str, str] | None, source: Source) -> bool:
+    """The object belongs to a newer upload than ``source``'s."""
+    return owner is not None and owner[0] != source.job_id and owner[1] > _upload_order(source)
+
+
 def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source: Source) -> None:
     job_id = source.job_id
     meta = {_JOB: job_id, _UPLOADED: _upload_order(source)}
     for _ in range(5):
         head = bucket.head(key)
+        owner = _owner(head)
         try:
             if head is None:
                 bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
                 return
-            owner = head.get("Metadata", {})
-            if owner.get(_JOB) == job_id:
+            if owner is not None and owner[0] == job_id:
                 return  # a twin of this completion (or an earlier try) wrote it
-            if owner.get(_UPLOADED, "") > meta[_UPLOADED]:
+            if _newer(owner, source):
                 raise Superseded(key)
             bucket.put(key, body, content_type=content_type, metadata=meta, if_match=head["ETag"])
             return
         except PreconditionFailed:
             continue  # someone wrote between our look and our write: look again
     raise PreconditionFailed(key)
+
+
+def _remove_older(bucket: Bucket, key: str, source: Source) -> None:
+    """Delete ``key`` if an older upload of the key wrote it."""
+    owner = _owner(bucket.head(key))
+    if owner is not None and owner[0] != source.job_id and not _newer(owner, source):
+        bucket.delete(key)
+
+
+def _remove_own(bucket: Bucket, key: str, source: Source) -> None:
+    """Delete ``key`` if this job wrote it (it lost the race to a newer upload)."""
+    owner = _owner(bucket.head(key))
+    if owner is not None and owner[0] == source.job_id:
+        bucket.delete(key)
 
 
 def publish(
@@ -56,24 +90,37 @@ def publish(
 ) -> None:
     """Write assets, then the Markdown, then the job record: readers that see the record (written
     last) see everything it points to. Raises :class:`Superseded` if a newer upload won."""
-    for name, data in (assets or {}).items():
-        # Asset names are unique per job and their bytes fixed, so plain writes are idempotent.
-        bucket.put(f"{keys.outbox_assets(rel)}{name}", data)
-    if markdown is not None:
+    source = record.source
+    record_key = keys.outbox_record(rel)
+    if _newer(_owner(bucket.head(record_key)), source):
+        raise Superseded(record_key)
+    assets = assets or {}
+    asset_prefix = keys.outbox_assets(rel)
+    written = [f"{asset_prefix}{name}" for name in assets]
+    try:
+        for key, data in zip(written, assets.values(), strict=True):
+            _write_once(bucket, key, data, "application/octet-stream", source)
+        if markdown is not None:
+            written.append(keys.outbox_markdown(rel))
+            body = markdown.encode()
+            _write_once(bucket, written[-1], body, "text/markdown; charset=utf-8", source)
+        # What an older upload left that this job does not replace goes before the record.
+        if not key_problem(rel):  # a refused name has no Markdown or assets to look for
+            if markdown is None:
+                _remove_older(bucket, keys.outbox_markdown(rel), source)
+            for key in set(bucket.list_keys(asset_prefix)) - set(written):
+                _remove_older(bucket, key, source)
         _write_once(
             bucket,
-            keys.outbox_markdown(rel),
-            markdown.encode(),
-            "text/markdown; charset=utf-8",
-            record.source,
+            record_key,
+            record.model_dump_json(indent=2).encode(),
+            "application/json",
+            source,
         )
-    _write_once(
-        bucket,
-        keys.outbox_record(rel),
-        record.model_dump_json(indent=2).encode(),
-        "application/json",
-        record.source,
-    )
+    except Superseded:
+        for key in written:
+            _remove_own(bucket, key, source)
+        raise
 
 
 def published_job(bucket: Bucket, rel: str) -> str | None:

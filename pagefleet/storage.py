@@ -89,6 +89,11 @@ class Bucket:
         return response["ETag"]
 
     @transient_retry
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (a delete marker in a versioned bucket); absent keys are fine."""
+        self.s3.delete_object(Bucket=self.name, Key=key)
+
+    @transient_retry
     def list_keys(self, prefix: str) -> list[str]:
         keys: list[str] = []
         for page in self.s3.get_paginator("list_objects_v2").paginate(

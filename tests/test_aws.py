@@ -1,0 +1,72 @@
+"""One place decides how many HTTP requests a failing call makes: pagefleet.aws.ATTEMPTS,
+counted on the wire against a server that answers every request with a 500."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from botocore.exceptions import ClientError
+from tenacity import wait_none
+
+from pagefleet import aws
+from pagefleet.local.server import use_fake_credentials
+from pagefleet.queues import AsyncQueue
+from pagefleet.settings import Settings
+from pagefleet.storage import Bucket
+
+
+class Failing(BaseHTTPRequestHandler):
+    requests = 0
+
+    def _fail(self) -> None:
+        type(self).requests += 1
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_HEAD = do_PUT = do_POST = _fail
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def failing_endpoint() -> Iterator[str]:
+    use_fake_credentials()
+    Failing.requests = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_failing_boto3_call_makes_exactly_the_attempts_the_policy_allows(
+    failing_endpoint: str,
+) -> None:
+    bucket = Bucket(aws.client("s3", Settings(endpoint_url=failing_endpoint)), "b")
+    # The same policy without its back-off, so the test does not wait it out.
+    head = Bucket.head.retry_with(wait=wait_none())  # type: ignore[attr-defined]
+    with pytest.raises(ClientError):
+        head(bucket, "k")
+    assert Failing.requests == aws.ATTEMPTS
+
+
+def test_a_failing_aiobotocore_call_makes_exactly_the_attempts_the_policy_allows(
+    failing_endpoint: str,
+) -> None:
+    async def extend() -> None:
+        async with aws.async_client("sqs", Settings(endpoint_url=failing_endpoint)) as sqs:
+            queue = AsyncQueue(sqs, f"{failing_endpoint}/123456789012/q")
+            await AsyncQueue.extend.retry_with(wait=wait_none())(queue, "receipt", 0)  # type: ignore[attr-defined]
+
+    with pytest.raises(ClientError):
+        asyncio.run(extend())
+    assert Failing.requests == aws.ATTEMPTS

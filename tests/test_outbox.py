@@ -1,0 +1,104 @@
+"""outbox/ per key: the newest upload owns every object of its key, whichever job finishes
+first (rule 3), and each object is written once (rule 2). Driven directly against moto."""
+
+from __future__ import annotations
+
+import pytest
+
+from pagefleet import keys
+from pagefleet.local.provision import create_stack
+from pagefleet.models import ErrorInfo, JobRecord, Source
+from pagefleet.outbox import Superseded, publish
+from pagefleet.settings import Settings
+from pagefleet.storage import Bucket
+
+REL = "reports/q3"
+
+
+@pytest.fixture
+def bucket(settings: Settings) -> Bucket:
+    stack = create_stack(settings)
+    return Bucket(stack.s3, settings.bucket)
+
+
+def _source(uploaded_at: str) -> Source:
+    return Source(bucket="b", key=f"inbox/{REL}.pdf", etag=uploaded_at, event_time=uploaded_at)
+
+
+OLDER, NEWER = _source("2026-12-01T10:00:00.000Z"), _source("2026-12-01T10:00:05.000Z")
+
+
+def _done(source: Source) -> JobRecord:
+    return JobRecord(
+        status="done",
+        job_id=source.job_id,
+        source=source,
+        pages=1,
+        markdown=keys.outbox_markdown(REL),
+    )
+
+
+def _failed(source: Source) -> JobRecord:
+    error = ErrorInfo(code="not_pdf", message="the file does not start with a PDF header")
+    return JobRecord(status="failed", job_id=source.job_id, source=source, pages=0, error=error)
+
+
+def _outbox(bucket: Bucket) -> dict[str, bytes]:
+    return {key: bucket.get(key) for key in bucket.list_keys(f"{keys.OUTBOX}{REL}")}
+
+
+def _record(bucket: Bucket) -> JobRecord:
+    return JobRecord.model_validate_json(bucket.get(keys.outbox_record(REL)))
+
+
+def test_a_newer_failed_upload_removes_the_older_markdown_and_assets(bucket: Bucket) -> None:
+    publish(bucket, REL, _done(OLDER), "# older", {"page-00001-picture-0.png": b"png"})
+    assert len(_outbox(bucket)) == 3
+    publish(bucket, REL, _failed(NEWER))
+    assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
+    assert _record(bucket).job_id == NEWER.job_id
+
+
+def test_an_older_job_finishing_late_leaves_nothing_beside_the_newer_record(
+    bucket: Bucket,
+) -> None:
+    publish(bucket, REL, _failed(NEWER))
+    with pytest.raises(Superseded):
+        publish(bucket, REL, _done(OLDER), "# older", {"page-00001-picture-0.png": b"png"})
+    assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
+    assert _record(bucket).job_id == NEWER.job_id
+
+
+def test_an_older_job_that_wrote_its_markdown_before_losing_takes_it_back(
+    bucket: Bucket,
+) -> None:
+    # The older job's Markdown and asset land, then the newer job's record does, then the
+    # older job reaches its own record write: it must not leave its Markdown behind.
+    publish(bucket, REL, _done(OLDER), "# older", {"a.png": b"png"})
+    bucket.delete(keys.outbox_record(REL))
+    publish(bucket, REL, _failed(NEWER))
+    assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
+    with pytest.raises(Superseded):
+        publish(bucket, REL, _done(OLDER), "# older", {"a.png": b"png"})
+    assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
+
+
+def test_a_newer_done_upload_replaces_markdown_and_drops_assets_it_lacks(bucket: Bucket) -> None:
+    publish(bucket, REL, _done(OLDER), "# older", {"old.png": b"1", "both.png": b"1"})
+    publish(bucket, REL, _done(NEWER), "# newer", {"both.png": b"2", "new.png": b"2"})
+    assets = keys.outbox_assets(REL)
+    assert _outbox(bucket) == {
+        f"{assets}both.png": b"2",
+        f"{assets}new.png": b"2",
+        keys.outbox_markdown(REL): b"# newer",
+        keys.outbox_record(REL): _outbox(bucket)[keys.outbox_record(REL)],
+    }
+    assert _record(bucket).job_id == NEWER.job_id
+
+
+def test_publishing_the_same_job_twice_writes_each_object_once(bucket: Bucket) -> None:
+    for _ in range(2):
+        publish(bucket, REL, _done(OLDER), "# older", {"a.png": b"png"})
+    for key in _outbox(bucket):
+        versions = bucket.s3.list_object_versions(Bucket=bucket.name, Prefix=key)["Versions"]
+        assert len([v for v in versions if v["Key"] == key]) == 1, key
