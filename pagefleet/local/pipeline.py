@@ -87,6 +87,12 @@ class LocalPipeline:
             completion.lambda_handler,
         )
         dispatcher.add(
+            "upload-dead-letters",
+            stack.dlq_urls["ingest"],
+            stack.dlq_arns["ingest"],
+            splitter.dead_letter_handler,
+        )
+        dispatcher.add(
             "chunk-dead-letters",
             stack.dlq_urls["chunks"],
             stack.dlq_arns["chunks"],
