@@ -186,9 +186,9 @@ def test_fleet_sim_writes_its_report(tmp_path: Path) -> None:
         ["--workloads", "single-1p", "--policies", "today,per-desired", "--out", str(tmp_path)]
     )
     assert code == 0
-    doc = json.loads((tmp_path / "results.json").read_text())
+    doc = json.loads((tmp_path / "fleet.json").read_text())
     assert [r["policy"] for r in doc["runs"]] == ["today", "per-desired"]
     assert doc["targets"][0]["met"] is True
     assert (tmp_path / "fleet.png").stat().st_size > 0
-    assert "| single-1p | per-desired |" in (tmp_path / "results.md").read_text()
+    assert "| single-1p | per-desired |" in (tmp_path / "fleet.md").read_text()
     assert doc["default_policy"] == default_policy().name

@@ -4,7 +4,8 @@
                       [--policies today,fixed,per-desired] [--seed 1] [--gpu g6.xlarge]
                       [--on-demand] [--set FIELD=VALUE ...] [--label L] [--out DIR]
 
-Writes results.json, results.md and fleet.png under bench/results/<date>-fleet-<label>/.
+Writes fleet.json, fleet.md and fleet.png under bench/results/<date>-fleet-<label>/ (not
+results.json: that name is scripts/bench's, whose tests read every one).
 """
 
 from __future__ import annotations
@@ -111,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     out = args.out or RESULTS / f"{dt.date.today().isoformat()}-fleet-{args.label}"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(document, indent=1) + "\n")
+    (out / "fleet.json").write_text(json.dumps(document, indent=1) + "\n")
     charts.draw(series, out / "fleet.png")
-    (out / "results.md").write_text(markdown.render(document))
-    print(f"wrote {out}/results.json, results.md, fleet.png")
+    (out / "fleet.md").write_text(markdown.render(document))
+    print(f"wrote {out}/fleet.json, fleet.md, fleet.png")
     return 0

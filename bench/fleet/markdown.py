@@ -1,4 +1,4 @@
-"""results.md of a fleet simulation, and the issue's targets checked on its runs."""
+"""fleet.md of a fleet simulation, and the issue's targets checked on its runs."""
 
 from __future__ import annotations
 
