@@ -20,18 +20,17 @@ import argparse
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
 import pypdfium2 as pdfium
 from pdftext.extraction import plain_text_output
 
 from pagefleet.layout.outline import read_outline
 from pagefleet.layout.render import find_furniture, render_document, title_key
-from pagefleet.layout.schema import OutlineEntry
+from pagefleet.layout.schema import OutlineEntry, Page
 from pagefleet.layout.segment import line_text
 from runner.converters.text_layer import extract_pages
 
@@ -75,12 +74,14 @@ def lcs_length(a: list[str], b: list[str]) -> int:
     return len(a) - v.bit_count()
 
 
-def reference_words(pdf_path: Path, pages: Sequence[Mapping[str, Any]]) -> list[str]:
+def reference_words(pdf_path: Path, pages: Sequence[Page]) -> list[str]:
     """pdfium's text layer, page by page, less the lines the renderer took for furniture."""
     furniture = find_furniture(pages)
     removed: dict[int, list[list[str]]] = {}
     for pi, bi, li in furniture:
-        removed.setdefault(pi, []).append(words(line_text(pages[pi]["blocks"][bi]["lines"][li])))
+        block = pages[pi]["blocks"][bi]
+        assert "lines" in block  # furniture is found among text lines only
+        removed.setdefault(pi, []).append(words(line_text(block["lines"][li])))
     out: list[str] = []
     pdf = pdfium.PdfDocument(str(pdf_path))
     try:
