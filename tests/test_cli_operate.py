@@ -16,7 +16,6 @@ from pagefleet.local.demo import report_pdf
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobManifest
 from pagefleet.settings import Settings
-from pagefleet.stack import notification_configuration
 from pagefleet.storage import Bucket
 from pagefleet.submission import await_records, upload
 from tests.conftest import wait_for_record
@@ -104,31 +103,29 @@ def _queue_row(table: str, role: str) -> list[str]:
     return [cell.strip() for cell in line.split("│")[2:-1]]
 
 
-def test_redrive_sends_a_dead_lettered_upload_back_to_the_splitter(
+def test_redrive_sends_a_dead_lettered_completion_back(
     pipeline: LocalPipeline, bucket: Bucket, pdfs: Path, capsys
 ) -> None:
     stack = pipeline.stack
     assert stack is not None
-    # An upload whose event ended in the ingest DLQ (a splitter that failed it five times):
-    # the object is written with notifications off, and its event goes to the DLQ.
-    stack.s3.put_bucket_notification_configuration(Bucket=bucket.name, NotificationConfiguration={})
-    key = upload(bucket, "dead/lettered", (pdfs / "one.pdf").read_bytes())
-    stack.s3.put_bucket_notification_configuration(
-        Bucket=bucket.name, NotificationConfiguration=notification_configuration(stack.queue_arns)
-    )
+    upload(bucket, "redriven", (pdfs / "one.pdf").read_bytes())
+    record = wait_for_record(bucket, "redriven")
+    # The completion step failed on this job until a fix (its message reached the completion
+    # DLQ): every chunk result is in, and the outbox has nothing.
+    for key in bucket.list_keys(f"{keys.OUTBOX}redriven"):
+        for version in bucket.s3.list_object_versions(Bucket=bucket.name, Prefix=key)["Versions"]:
+            bucket.s3.delete_object(Bucket=bucket.name, Key=key, VersionId=version["VersionId"])
     event = json.loads((EVENTS / "s3_put_via_sqs.json").read_text())
     event["Records"][0]["s3"]["bucket"]["name"] = bucket.name
-    head = bucket.head(key)
-    assert head is not None
-    obj = event["Records"][0]["s3"]["object"]
-    obj.update(key=key, eTag=head["ETag"].strip('"'), versionId=head.get("VersionId"))
-    stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=json.dumps(event))
+    event["Records"][0]["s3"]["object"]["key"] = keys.chunk_result(record.job_id, 0)
+    stack.sqs.send_message(QueueUrl=stack.dlq_urls["completion"], MessageBody=json.dumps(event))
 
-    assert main(["redrive", "--queue", "ingest", *_stack_args(pipeline.settings)]) == 0
-    assert "ingest: 1 dead-lettered messages sent back" in capsys.readouterr().err
-    assert wait_for_record(bucket, "dead/lettered", timeout_s=60).status == "done"
+    assert main(["redrive", "--queue", "completion", *_stack_args(pipeline.settings)]) == 0
+    assert "completion: 1 dead-lettered messages sent back" in capsys.readouterr().err
+    assert wait_for_record(bucket, "redriven", timeout_s=60).job_id == record.job_id
+    assert bucket.head(keys.outbox_markdown("redriven")) is not None
     assert main(["redrive", *_stack_args(pipeline.settings)]) == 0
-    assert "ingest: 0" in capsys.readouterr().err
+    assert "completion: 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
