@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Put an image into the deployment's ECR repositories and hand its tag to Terraform.
+#
+#   docker/push_image.sh runner [TAG]   build docker/runner.Dockerfile for linux/amd64, tag it TAG
+#                                       (default: the git revision), push it, and write
+#                                       terraform/runner-image.auto.tfvars.json
+#   docker/push_image.sh vllm SOURCE    copy SOURCE (e.g. vllm/vllm-openai:v0.20.1, linux/amd64)
+#                                       into the <name>-vllm repository under the same tag, and
+#                                       write terraform/vllm-image.auto.tfvars.json
+#
+# `make runner-image` and `make vllm-image` run it. It needs the AWS CLI, Docker with buildx, and
+# the repositories in the Terraform state (`make image-repositories` or a first `make deploy`).
+# Tags are immutable: a tag that is already in the repository is not pushed again, only handed
+# to Terraform. `latest` is never used.
+set -euo pipefail
+
+TF_DIR=${TF_DIR:-terraform}
+TERRAFORM=${TF:-terraform}
+
+die() {
+  echo "push_image: $*" >&2
+  exit 1
+}
+
+# The repository URL from the state (not from the outputs, which a targeted apply may not write).
+repository_url() {
+  local address="module.runners.aws_ecr_repository.$1[0]"
+  "$TERRAFORM" -chdir="$TF_DIR" state show -no-color "$address" 2>/dev/null |
+    sed -n 's/^ *repository_url *= *"\(.*\)"$/\1/p'
+}
+
+# Whether REPOSITORY already holds TAG.
+pushed() {
+  aws ecr describe-images --region "$region" --repository-name "$1" \
+    --image-ids "imageTag=$2" >/dev/null 2>&1
+}
+
+kind=${1:-}
+case "$kind" in
+  runner) address=this ;;
+  vllm) address=vllm ;;
+  *) die "usage: $0 runner [TAG] | $0 vllm SOURCE_IMAGE" ;;
+esac
+
+url=$(repository_url "$address")
+[ -n "$url" ] || die "no $kind image repository in the Terraform state of $TF_DIR: run \`make image-repositories TF_VARS=...\` (or \`make deploy\`) first"
+registry=${url%%/*}     # <account>.dkr.ecr.<region>.amazonaws.com
+repository=${url#*/}    # <name> or <name>-vllm
+region=${registry#*.dkr.ecr.}
+region=${region%%.*}
+
+aws ecr get-login-password --region "$region" |
+  docker login --username AWS --password-stdin "$registry"
+
+if [ "$kind" = runner ]; then
+  tag=${2:-}
+  if [ -z "$tag" ]; then
+    # The tag names a commit, so the image must be that commit: nothing uncommitted outside
+    # terraform/ (which the image does not hold).
+    if [ -n "$(git status --porcelain -- . ':!terraform')" ]; then
+      git status --short -- . ':!terraform' >&2
+      die "uncommitted changes: commit them first (the image is tagged with the git revision), or set RUNNER_IMAGE_TAG"
+    fi
+    tag=$(git rev-parse --short=12 HEAD)
+  fi
+  [ "$(printf '%s' "$tag" | tr '[:upper:]' '[:lower:]')" != latest ] || die "\"latest\" is never used: the tags are immutable"
+  if pushed "$repository" "$tag"; then
+    echo "$url:$tag is already in the repository (tags are immutable): not built again"
+  else
+    # linux/amd64 whatever the build machine is (the GPU instances are x86_64); no provenance
+    # attestation, so the tag is a plain image manifest.
+    docker buildx build --platform linux/amd64 --provenance=false \
+      -f docker/runner.Dockerfile -t "$url:$tag" --push .
+  fi
+  printf '{\n  "runner_image_tag": "%s"\n}\n' "$tag" >"$TF_DIR/runner-image.auto.tfvars.json"
+  echo "runner_image_tag = \"$tag\" written to $TF_DIR/runner-image.auto.tfvars.json; \`make deploy\` uses it"
+else
+  source_image=${2:-}
+  case "$source_image" in
+    *:latest | "") die "give the vLLM image with a version tag, e.g. vllm/vllm-openai:v0.20.1" ;;
+    *@*) die "give the vLLM image by tag, not digest: the mirror keeps the tag" ;;
+    *:*) tag=${source_image##*:} ;;
+    *) die "give the vLLM image with a version tag, e.g. vllm/vllm-openai:v0.20.1" ;;
+  esac
+  case "$tag" in */*) die "give the vLLM image with a version tag, e.g. vllm/vllm-openai:v0.20.1" ;; esac
+  if pushed "$repository" "$tag"; then
+    echo "$url:$tag is already in the repository: not copied again"
+  else
+    docker pull --platform linux/amd64 "$source_image"
+    docker tag "$source_image" "$url:$tag"
+    docker push "$url:$tag"
+  fi
+  printf '{\n  "vllm_image": "%s"\n}\n' "$url:$tag" >"$TF_DIR/vllm-image.auto.tfvars.json"
+  echo "vllm_image = \"$url:$tag\" written to $TF_DIR/vllm-image.auto.tfvars.json; \`make deploy\` uses it"
+fi
