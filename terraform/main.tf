@@ -61,6 +61,7 @@ module "storage" {
   access_log_bucket    = var.access_log_bucket
 
   deny_insecure_transport = var.s3_deny_insecure_transport
+  allow_cloudwatch_alarms = var.create_alarms && (var.create_alarm_topic || length(var.alarm_emails) > 0)
 
   notifications = [
     for n in local.stack.notifications : {
@@ -166,6 +167,14 @@ module "alarms" {
   chunks_queue_name            = module.queues.queue_names["chunks"]
   oldest_chunk_age_threshold_s = var.oldest_chunk_age_threshold_s
   alarm_actions                = var.alarm_actions
+  function_names               = module.functions.lambda_function_names
+  create_ecs_alarms            = var.create_runners
+  cluster_arn                  = module.runners.cluster_arn
+  log_retention_days           = var.log_retention_days
+  log_kms_key_arn              = module.storage.kms_key_arn
+  create_topic                 = var.create_alarm_topic || length(var.alarm_emails) > 0
+  topic_kms_key_arn            = module.storage.kms_key_arn
+  email_addresses              = var.alarm_emails
 
   tags = var.tags
 }

@@ -3,6 +3,11 @@ output "bucket_name" {
   value       = module.storage.bucket_name
 }
 
+output "region" {
+  description = "Region of everything (PAGEFLEET_REGION)."
+  value       = var.region
+}
+
 output "queue_prefix" {
   description = "Prefix of the queue names (PAGEFLEET_QUEUE_PREFIX)."
   value       = var.name
@@ -13,9 +18,29 @@ output "queue_urls" {
   value       = module.queues.queue_urls
 }
 
+output "queue_names" {
+  description = "Queue names by role: ingest, chunks, completion."
+  value       = module.queues.queue_names
+}
+
+output "queue_arns" {
+  description = "Queue ARNs by role."
+  value       = module.queues.queue_arns
+}
+
 output "dead_letter_queue_urls" {
   description = "DLQ URLs by role of their source queue."
   value       = module.queues.dead_letter_queue_urls
+}
+
+output "dead_letter_queue_names" {
+  description = "DLQ names by role of their source queue."
+  value       = module.queues.dead_letter_queue_names
+}
+
+output "dead_letter_queue_arns" {
+  description = "DLQ ARNs by role of their source queue (the source of a redrive: SQS's message move task)."
+  value       = module.queues.dead_letter_queue_arns
 }
 
 output "kms_key_arn" {
@@ -29,8 +54,28 @@ output "lambda_function_names" {
 }
 
 output "ecr_repository_url" {
-  description = "Where to push the runner image (docker/runner.Dockerfile)."
+  description = "Where `make runner-image` pushes the runner image (docker/runner.Dockerfile)."
   value       = module.runners.ecr_repository_url
+}
+
+output "ecr_vllm_repository_url" {
+  description = "Where `make vllm-image` mirrors the vLLM sidecar image."
+  value       = module.runners.ecr_vllm_repository_url
+}
+
+output "runner_log_group_name" {
+  description = "Log group of the runner and vLLM sidecar containers."
+  value       = module.runners.log_group_name
+}
+
+output "alarm_topic_arn" {
+  description = "SNS topic every alarm notifies (null unless create_alarm_topic or alarm_emails)."
+  value       = module.alarms.topic_arn
+}
+
+output "ecs_event_log_group_name" {
+  description = "Log group of the runner tasks that failed to start (the ECS events, with stoppedReason)."
+  value       = module.alarms.ecs_event_log_group_name
 }
 
 output "cluster_name" {

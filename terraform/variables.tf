@@ -77,7 +77,7 @@ variable "create_autoscaling" {
 }
 
 variable "create_alarms" {
-  description = "Whether to create the DLQ and oldest-chunk alarms."
+  description = "Whether to create the alarms: messages arriving in a DLQ, the oldest chunk's age, Lambda errors and throttles, runner tasks failing to start."
   type        = bool
   default     = true
 }
@@ -272,9 +272,14 @@ variable "runner_memory_mb" {
 }
 
 variable "vllm_image" {
-  description = "Image of the runners' vLLM sidecar serving surya's OCR model (datalab-to/surya-ocr-2)."
+  description = "Image of the runners' vLLM sidecar serving surya's OCR model (datalab-to/surya-ocr-2), by version tag. `make vllm-image` copies it into this deployment's ECR and sets this to the copy (terraform/vllm-image.auto.tfvars.json), so instances do not pull it from Docker Hub through NAT."
   type        = string
   default     = "vllm/vllm-openai:v0.20.1"
+
+  validation {
+    condition     = can(regex(":[A-Za-z0-9_][A-Za-z0-9_.-]*$", var.vllm_image)) && !can(regex(":latest$", var.vllm_image))
+    error_message = "vllm_image needs a version tag (e.g. vllm/vllm-openai:v0.20.1), not \"latest\" or none: the sidecar's arguments are surya's for a given vLLM, and instances started at different times must run the same one."
+  }
 }
 
 variable "vllm_gpu_memory_utilization" {
@@ -312,7 +317,24 @@ variable "oldest_chunk_age_threshold_s" {
 }
 
 variable "alarm_actions" {
-  description = "ARNs (e.g. an SNS topic) notified by the alarms."
+  description = "ARNs (e.g. an existing SNS topic) notified by the alarms, besides the alarm topic."
   type        = list(string)
   default     = []
+}
+
+variable "create_alarm_topic" {
+  description = "Create an SNS topic `<name>-alarms` (encrypted with the deployment's key) that every alarm notifies; alarm_emails creates it too."
+  type        = bool
+  default     = false
+}
+
+variable "alarm_emails" {
+  description = "E-mail addresses subscribed to the alarm topic (each confirms the subscription AWS mails); any address creates the topic."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for e in var.alarm_emails : can(regex("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", e))])
+    error_message = "alarm_emails must be e-mail addresses, e.g. [\"ops@example.com\"]."
+  }
 }

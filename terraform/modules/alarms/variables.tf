@@ -9,12 +9,28 @@ variable "create" {
 }
 
 variable "name" {
-  description = "Prefix of the alarm names."
+  description = "Prefix of the alarm, rule, topic and log group names."
   type        = string
 }
 
+variable "alarm_actions" {
+  description = "ARNs notified when an alarm fires and when it clears (e.g. an existing SNS topic), besides the topic this module may create."
+  type        = list(string)
+  default     = []
+}
+
+variable "tags" {
+  description = "Tags for the alarms, rules, topic and log group."
+  type        = map(string)
+  default     = {}
+}
+
+################################################################################
+# Queues
+################################################################################
+
 variable "dead_letter_queue_names" {
-  description = "DLQ names by role of their source queue; any message in one raises its alarm."
+  description = "DLQ names by role of their source queue; any message arriving in one raises its alarm."
   type        = map(string)
 }
 
@@ -24,19 +40,72 @@ variable "chunks_queue_name" {
 }
 
 variable "oldest_chunk_age_threshold_s" {
-  description = "Age in seconds of the oldest chunk message above which the chunks alarm fires (runners stuck or too few)."
+  description = "Age in seconds of the oldest chunk message above which the chunks alarm fires (runners stuck, failing to start or too few). A cold start from zero takes minutes: keep it well above that."
   type        = number
   default     = 1800
 }
 
-variable "alarm_actions" {
-  description = "ARNs notified when an alarm fires and when it clears (e.g. an SNS topic)."
-  type        = list(string)
-  default     = []
-}
+################################################################################
+# Functions
+################################################################################
 
-variable "tags" {
-  description = "Tags for the alarms."
+variable "function_names" {
+  description = "Lambda function names by role; each gets an errors alarm and a throttles alarm."
   type        = map(string)
   default     = {}
+}
+
+################################################################################
+# Runner tasks
+################################################################################
+
+variable "create_ecs_alarms" {
+  description = "Whether to watch the runner cluster for tasks that fail to start (needs cluster_arn)."
+  type        = bool
+  default     = false
+}
+
+variable "cluster_arn" {
+  description = "ARN of the runners' ECS cluster, matched by the task-failure event rules."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = !var.create_ecs_alarms || var.cluster_arn != null
+    error_message = "create_ecs_alarms needs cluster_arn."
+  }
+}
+
+variable "log_retention_days" {
+  description = "Retention of the log group that keeps the ECS task-failure events, in days."
+  type        = number
+  default     = 30
+}
+
+variable "log_kms_key_arn" {
+  description = "KMS key of that log group; null means CloudWatch Logs' own encryption."
+  type        = string
+  default     = null
+}
+
+################################################################################
+# Topic
+################################################################################
+
+variable "create_topic" {
+  description = "Whether to create an SNS topic that every alarm notifies."
+  type        = bool
+  default     = false
+}
+
+variable "topic_kms_key_arn" {
+  description = "KMS key of the topic; its key policy must let cloudwatch.amazonaws.com use it (kms:Decrypt, kms:GenerateDataKey*), or the notifications are lost."
+  type        = string
+  default     = null
+}
+
+variable "email_addresses" {
+  description = "Addresses subscribed to the topic by e-mail (each must confirm the subscription AWS mails)."
+  type        = list(string)
+  default     = []
 }

@@ -1,5 +1,6 @@
 terraform {
-  required_version = ">= 1.7.0"
+  # 1.9: a validation that refers to another variable.
+  required_version = ">= 1.9.0"
 
   required_providers {
     aws = {
