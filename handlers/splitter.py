@@ -1,4 +1,5 @@
-"""Lambda: S3 upload notifications (through the ingest queue) -> a job split into chunks."""
+"""Lambdas: S3 upload notifications (through the ingest queue) -> a job split into chunks;
+dead upload notifications (the ingest DLQ) -> a failed record, so every upload gets one."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from pagefleet import keys
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import Source
 from pagefleet.settings import Settings
-from pagefleet.splitting import split_upload
+from pagefleet.splitting import record_dead_upload, split_upload
 
 processor = BatchProcessor(event_type=EventType.SQS)
+dead_letter_processor = BatchProcessor(event_type=EventType.SQS)  # one per handler
 logger = Logger(service="pagefleet-splitter")
 metrics = Metrics(namespace="pagefleet", service="splitter")
 
@@ -47,9 +49,36 @@ def record_handler(record: SQSRecord) -> None:
         split(source)
 
 
+def dead_letter_record_handler(record: SQSRecord) -> None:
+    receive_count = int(record.attributes.approximate_receive_count or 0)
+    for source in sources_in_sqs_body(record.body):
+        if not keys.is_inbox_pdf(source.key):
+            continue
+        bucket = clients.bucket(Settings(), source.bucket)
+        outcome = record_dead_upload(source, bucket, receive_count)
+        logger.warning(
+            "dead upload notification",
+            extra={"key": source.key, "job_id": source.job_id, "outcome": outcome},
+        )
+        metrics.add_metric(name="UploadsDeadLettered", unit=MetricUnit.Count, value=1)
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
+    )
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def dead_letter_handler(
+    event: dict[str, Any], context: LambdaContext
+) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event,
+        record_handler=dead_letter_record_handler,
+        processor=dead_letter_processor,
+        context=context,
     )

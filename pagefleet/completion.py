@@ -12,7 +12,7 @@ from typing import Literal
 from pagefleet import keys
 from pagefleet.assembly import job_record, render_markdown
 from pagefleet.errors import ErrorCode
-from pagefleet.models import ChunkMessage, ChunkResult, ErrorInfo, JobManifest
+from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo, JobManifest
 from pagefleet.outbox import Superseded, publish, published_job
 from pagefleet.storage import Bucket, NotFound, PreconditionFailed
 
@@ -86,27 +86,38 @@ def _manifest(bucket: Bucket, job_id: str) -> JobManifest:
 
 def record_dead_chunk(bucket: Bucket, message: ChunkMessage, receive_count: int) -> None:
     """A chunk whose message reached the DLQ is recorded as failed, so its job still ends
-    (rule 3). A result a runner wrote meanwhile wins: the write is If-None-Match."""
+    (rule 3). A result a runner wrote meanwhile wins."""
+    error = ErrorInfo(
+        code=ErrorCode.DEAD_LETTER,
+        # The DLQ says how often the message was received, not by whom: a runner that died or
+        # hung on it, or any other consumer of the queue.
+        message=f"the chunk's message was received {receive_count} times without a result "
+        "and moved to the dead-letter queue",
+    )
+    record_failed_chunk(bucket, message.job_id, message.chunk, error, attempts=receive_count)
+
+
+def record_failed_chunk(
+    bucket: Bucket, job_id: str, chunk: ChunkSpec, error: ErrorInfo, *, attempts: int
+) -> None:
+    """Write a failed result for ``chunk``, unless it already has one: the write is
+    If-None-Match, so a result a runner wrote first wins. Its S3 event runs completion."""
     result = ChunkResult(
-        job_id=message.job_id,
-        chunk=message.chunk,
+        job_id=job_id,
+        chunk=chunk,
         status="failed",
-        attempts=receive_count,
+        attempts=attempts,
         converter="none",
         converter_version="",
-        error=ErrorInfo(
-            code=ErrorCode.DEAD_LETTER,
-            message=f"no runner finished this chunk after {receive_count} deliveries "
-            "(a runner process died or hung on it each time)",
-        ),
+        error=error,
         finished_at=time.time(),
     )
     try:
         bucket.put(
-            keys.chunk_result(message.job_id, message.chunk.index),
+            keys.chunk_result(job_id, chunk.index),
             result.model_dump_json().encode(),
             content_type="application/json",
             if_none_match=True,
         )
     except PreconditionFailed:
-        log.info("chunk %s/%s already has a result", message.job_id, message.chunk.index)
+        log.info("chunk %s/%s already has a result", job_id, chunk.index)

@@ -14,10 +14,15 @@ class ErrorCode(StrEnum):
     TOO_MANY_PAGES = "too_many_pages"
     TOO_LARGE = "too_large"
     MALFORMED = "malformed"
+    # The upload was deleted or replaced before it could be split.
+    INPUT_GONE = "input_gone"
+    # Its key would make an outbox key S3 refuses or a path a tool mis-maps (rule 4).
+    BAD_KEY = "bad_key"
     # A chunk's conversion: recorded per chunk, the job ends partial or failed.
     TIMEOUT = "timeout"
     MEMORY = "memory"
     CONVERT_ERROR = "convert_error"
+    # A chunk, or an upload, whose message reached a dead-letter queue.
     DEAD_LETTER = "dead_letter"
     # The whole job.
     ALL_CHUNKS_FAILED = "all_chunks_failed"

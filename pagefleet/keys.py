@@ -2,6 +2,7 @@
 
 inbox/<rel>.pdf                          what users upload (.pdf in any letter case)
 outbox/<rel>.md, <rel>.assets/, <rel>.json   what they get back
+outbox/_refused/<hash>.json              the record of an input whose <rel> is refused (rule 4)
 jobs/<job_id>/manifest.json              the split plan
 jobs/<job_id>/chunks/<index>.pdf         one page range of the source
 jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
@@ -10,12 +11,17 @@ jobs/<job_id>/assets/<name>              images a chunk's Markdown links to
 
 from __future__ import annotations
 
+import hashlib
 from urllib.parse import unquote_plus
 
 INBOX = "inbox/"
 OUTBOX = "outbox/"
 JOBS = "jobs/"
 RESULT_SUFFIX = ".result.json"
+REFUSED = f"{OUTBOX}_refused/"
+MAX_KEY_BYTES = 1024  # S3's limit, in bytes of UTF-8 (moto does not enforce it)
+# Room kept for the longest asset name a converter writes (page-00001-picture-12.jpeg).
+ASSET_NAME_BYTES = 64
 PDF_SUFFIXES = tuple(
     "." + a + b + c for a in "pP" for b in "dD" for c in "fF"
 )  # S3 suffix filters are case-sensitive: one rule per letter case.
@@ -48,7 +54,26 @@ def outbox_assets(rel: str) -> str:
     return f"{OUTBOX}{rel}.assets/"
 
 
+def key_problem(rel: str) -> str | None:
+    """Why ``rel`` cannot name outbox objects, or None. A ``.``/``..`` or empty segment is legal
+    in a key but becomes path traversal the moment a tool maps keys to files; the longest
+    outbox key (an asset) must stay within S3's limit."""
+    if any(segment in ("", ".", "..") for segment in rel.split("/")):
+        return "its name has an empty, '.' or '..' path segment"
+    longest = len(outbox_assets(rel).encode()) + ASSET_NAME_BYTES
+    if longest > MAX_KEY_BYTES:
+        return (
+            f"its outbox keys would be up to {longest} bytes, over S3's {MAX_KEY_BYTES}-byte "
+            "limit; use a shorter name"
+        )
+    return None
+
+
 def outbox_record(rel: str) -> str:
+    """The job record of ``rel``; for a refused name, a short key derived from it, so the user
+    (and ``pagefleet status``) still finds why."""
+    if key_problem(rel) is not None:
+        return f"{REFUSED}{hashlib.sha256(rel.encode()).hexdigest()[:32]}.json"
     return f"{OUTBOX}{rel}.json"
 
 

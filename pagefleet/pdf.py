@@ -41,6 +41,8 @@ def open_pdf(data: bytes, *, max_bytes: int, max_pages: int) -> pdfium.PdfDocume
         if _EMPTY_PAGE_TREE.search(data):
             raise PagefleetError(ErrorCode.NO_PAGES, "the document has no pages") from exc
         raise _load_error(exc) from exc
+    except Exception as exc:  # whatever else the library raises on hostile input
+        raise PagefleetError(ErrorCode.MALFORMED, f"the PDF cannot be read ({exc})") from exc
     pages = len(doc)
     if pages == 0:
         doc.close()
@@ -68,11 +70,23 @@ def cut_chunks(
 ) -> Iterator[tuple[ChunkSpec, bytes]]:
     """Each chunk as a PDF of its own pages, one at a time so memory stays flat."""
     for chunk in chunks:
-        part = pdfium.PdfDocument.new()
-        try:
-            part.import_pages(doc, list(range(chunk.first_page - 1, chunk.last_page)))
-            buffer = io.BytesIO()
-            part.save(buffer)
-        finally:
-            part.close()
-        yield chunk, buffer.getvalue()
+        yield chunk, cut_chunk(doc, chunk)
+
+
+def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec) -> bytes:
+    """The chunk's pages as a PDF of their own. A page tree that opens but cannot be copied (a
+    /Pages node among its own /Kids) raises :class:`PagefleetError` ``malformed``, never the
+    library's own error."""
+    part = pdfium.PdfDocument.new()
+    try:
+        part.import_pages(doc, list(range(chunk.first_page - 1, chunk.last_page)))
+        buffer = io.BytesIO()
+        part.save(buffer)
+    except Exception as exc:
+        raise PagefleetError(
+            ErrorCode.MALFORMED,
+            f"pages {chunk.first_page}-{chunk.last_page} cannot be read ({exc})",
+        ) from exc
+    finally:
+        part.close()
+    return buffer.getvalue()

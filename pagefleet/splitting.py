@@ -10,7 +10,8 @@ from typing import Literal
 import pypdfium2 as pdfium
 
 from pagefleet import keys
-from pagefleet.errors import PagefleetError
+from pagefleet.completion import record_failed_chunk
+from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.layout.outline import outline_of
 from pagefleet.models import (
     ChunkMessage,
@@ -21,8 +22,8 @@ from pagefleet.models import (
     Source,
     StageTimings,
 )
-from pagefleet.outbox import Superseded, publish
-from pagefleet.pdf import check_size, cut_chunks, open_pdf
+from pagefleet.outbox import Superseded, publish, published_job
+from pagefleet.pdf import check_size, cut_chunk, open_pdf
 from pagefleet.planning import plan_chunks
 from pagefleet.queues import SQS_BATCH, Queue
 from pagefleet.settings import Settings
@@ -49,28 +50,50 @@ def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settin
         return "skipped"
     started = time.time()
     try:
+        if problem := keys.key_problem(keys.rel_of(source.key)):
+            raise PagefleetError(ErrorCode.BAD_KEY, f"{source.key} is refused: {problem}")
         doc = _open(source, bucket, settings)
     except PagefleetError as exc:
         _fail(bucket, source, exc, time.time() - started)
         return "failed"
-    except (PreconditionFailed, NotFound) as exc:
-        # The key was overwritten or deleted since this event: that upload no longer exists,
-        # and a newer one has its own event.
-        log.warning("upload %s is gone (%s); nothing to convert", source.key, exc)
-        return "skipped"
     try:
         manifest = _write_manifest(source, doc, bucket, settings, started)
         _publish_chunks(doc, manifest, bucket, chunks)
+    except PagefleetError as exc:  # no page range could be cut: nothing was announced
+        _fail(bucket, source, exc, time.time() - started)
+        return "failed"
     finally:
         doc.close()
     bucket.put(keys.job_prefix(job_id) + "sent", b"")
     return "split"
 
 
+def record_dead_upload(source: Source, bucket: Bucket, receive_count: int) -> SplitOutcome:
+    """An upload whose event reached the ingest DLQ ends with a failed record (rule 3), unless
+    its job got further than that (it was split, or has its record)."""
+    if bucket.head(keys.job_prefix(source.job_id) + "sent") is not None:
+        return "skipped"
+    if published_job(bucket, keys.rel_of(source.key)) == source.job_id:
+        return "skipped"
+    error = PagefleetError(
+        ErrorCode.DEAD_LETTER,
+        f"the splitter failed on this upload {receive_count} times; its logs say why. "
+        "`pagefleet redrive --queue ingest` retries it once the cause is fixed",
+    )
+    _fail(bucket, source, error, 0.0)
+    return "failed"
+
+
 def _open(source: Source, bucket: Bucket, settings: Settings) -> pdfium.PdfDocument:
     if source.size is not None:
         check_size(source.size, settings.max_bytes)  # before downloading a file too large
-    data = bucket.get(source.key, if_match=source.etag or None, version_id=source.version_id)
+    try:
+        data = bucket.get(source.key, if_match=source.etag or None, version_id=source.version_id)
+    except (PreconditionFailed, NotFound) as exc:
+        # A newer upload of the key has its own event and job; this one still gets its record.
+        raise PagefleetError(
+            ErrorCode.INPUT_GONE, f"{source.key} was deleted or replaced before it was split"
+        ) from exc
     return open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages)
 
 
@@ -106,17 +129,31 @@ def _publish_chunks(
     doc: pdfium.PdfDocument, manifest: JobManifest, bucket: Bucket, chunks: Queue
 ) -> None:
     """Cut, write and announce the chunks in order, a batch of messages as soon as its chunks
-    are written, so the first runner starts while later chunks are still being cut."""
+    are written, so the first runner starts while later chunks are still being cut.
+
+    A page range that cannot be cut is recorded as a failed chunk and the job ends ``partial``;
+    if no range can be cut, the job fails (the error is raised before anything is announced).
+    """
+    uncut: list[tuple[ChunkSpec, PagefleetError]] = []
     with ThreadPoolExecutor(_PUT_THREADS) as pool:
         pending: list[tuple[ChunkSpec, Future[str]]] = []
-        for chunk, pdf in cut_chunks(doc, manifest.chunks):
-            key = keys.chunk_pdf(manifest.job_id, chunk.index)
-            pending.append(
-                (chunk, pool.submit(bucket.put, key, pdf, content_type="application/pdf"))
-            )
-            if len(pending) == SQS_BATCH or chunk is manifest.chunks[-1]:
+        for chunk in manifest.chunks:
+            try:
+                pdf = cut_chunk(doc, chunk)
+            except PagefleetError as exc:
+                uncut.append((chunk, exc))
+            else:
+                key = keys.chunk_pdf(manifest.job_id, chunk.index)
+                written = pool.submit(bucket.put, key, pdf, content_type="application/pdf")
+                pending.append((chunk, written))
+            if len(pending) == SQS_BATCH or (pending and chunk is manifest.chunks[-1]):
                 _send(manifest, pending, chunks)
                 pending = []
+    if len(uncut) == len(manifest.chunks):
+        raise uncut[0][1]
+    for chunk, cause in uncut:
+        error = ErrorInfo(code=cause.code, message=cause.message)
+        record_failed_chunk(bucket, manifest.job_id, chunk, error, attempts=1)
 
 
 def _send(

@@ -16,8 +16,9 @@ from pagefleet import keys
 from pagefleet.completion import complete_job
 from pagefleet.local.demo import report_pdf
 from pagefleet.local.pipeline import LocalPipeline
-from pagefleet.models import JobManifest
+from pagefleet.models import JobManifest, Source
 from pagefleet.settings import Settings
+from pagefleet.stack import notification_configuration
 from pagefleet.storage import Bucket
 from pagefleet.submission import upload
 from runner.converters.text_layer import convert_document
@@ -290,7 +291,55 @@ def test_a_chunk_in_the_dead_letter_queue_is_recorded_and_the_job_ends_partial(
     failed = [c for c in record.chunks if c.status == "failed"]
     assert [c.index for c in failed] == [1]
     assert failed[0].error is not None and failed[0].error.code == "dead_letter"
+    # The DLQ tells how often the message was received, not that a runner died on it: this one
+    # was moved there by another consumer of the queue.
+    assert "died" not in failed[0].error.message
+    assert "received" in failed[0].error.message
     markdown = bucket.get(keys.outbox_markdown("holed")).decode()
     first, last = failed[0].first_page, failed[0].last_page
     assert f"pages {first}–{last} could not be converted" in markdown
     assert len(markdown) > 1000  # the other chunks are all there
+
+
+def test_an_input_deleted_after_its_split_still_converts_from_the_chunks(
+    moto_server, settings: Settings, report: Path
+) -> None:
+    with LocalPipeline(settings, workers=2, server=moto_server, start_runners=False) as local:
+        assert local.stack is not None
+        bucket = Bucket(local.stack.s3, settings.bucket)
+        key = upload(bucket, "deleted later", report.read_bytes())
+        while not [k for k in bucket.list_keys(keys.JOBS) if k.endswith("/sent")]:
+            time.sleep(0.05)  # S3 offers nothing to await: the splitter's marker ends the split
+        bucket.delete(key)
+        local.start_runners()
+        record = wait_for_record(bucket, "deleted later")
+    assert record.status == "done"  # the chunk PDFs are the job's own copy of the input
+    assert bucket.get(keys.outbox_markdown("deleted later")).decode() == convert_document(report)
+
+
+def test_a_poison_upload_whose_event_reaches_the_ingest_dlq_gets_a_failed_record(
+    pipeline: LocalPipeline, bucket: Bucket, report: Path
+) -> None:
+    stack = pipeline.stack
+    assert stack is not None
+    # An upload the splitter failed on maxReceiveCount times: its object is written with the
+    # notifications off, and its event goes where SQS's redrive puts it, the ingest DLQ.
+    stack.s3.put_bucket_notification_configuration(Bucket=bucket.name, NotificationConfiguration={})
+    key = upload(bucket, "poison", report.read_bytes())
+    stack.s3.put_bucket_notification_configuration(
+        Bucket=bucket.name, NotificationConfiguration=notification_configuration(stack.queue_arns)
+    )
+    head = bucket.head(key)
+    assert head is not None
+    source = Source(
+        bucket=bucket.name,
+        key=key,
+        etag=head["ETag"].strip('"'),
+        version_id=head["VersionId"],
+        event_time="2026-12-01T10:00:00.000Z",
+    )
+    stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=_s3_event(source))
+    record = wait_for_record(bucket, "poison")
+    assert record.status == "failed"
+    assert record.error is not None and record.error.code == "dead_letter"
+    assert bucket.head(key) is not None  # the input stays

@@ -1,0 +1,27 @@
+"""Small hostile PDFs written by hand, for what the shared corpus lacks."""
+
+from __future__ import annotations
+
+
+def _pdf(objects: list[bytes]) -> bytes:
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\n".encode()
+    return out + f"startxref\n{xref}\n%%EOF\n".encode()
+
+
+def page_tree_loop(good_pages: int) -> bytes:
+    """``good_pages`` pages, then the /Pages node listed among its own /Kids: PDFium opens it
+    and counts good_pages + 1 pages, but cannot copy the last one."""
+    content = b"BT /F1 12 Tf 20 100 Td (page) Tj ET"
+    stream = b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+    pages = [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 3 0 R >>"]
+    kids = " ".join(f"{4 + i} 0 R" for i in range(good_pages)) + " 2 0 R"
+    tree = f"<< /Type /Pages /Kids [{kids}] /Count {good_pages + 1} >>".encode()
+    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>", tree, stream, *pages * good_pages])

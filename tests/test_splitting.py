@@ -1,0 +1,149 @@
+"""The splitter on what goes wrong with inputs (rules 3 and 4): every upload gets a record with
+a stable code, whatever the PDF library, the key or S3 does. Against a real moto server, with
+no runners: the split is what is under test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pagefleet import keys
+from pagefleet.local.demo import report_pdf
+from pagefleet.local.provision import Stack, create_stack
+from pagefleet.models import ChunkResult, JobManifest, JobRecord, Source
+from pagefleet.queues import Queue
+from pagefleet.settings import Settings
+from pagefleet.splitting import record_dead_upload, split_upload
+from pagefleet.storage import Bucket
+from pagefleet.submission import upload
+from tests.conftest import corpus_dir
+from tests.hostile_pdfs import page_tree_loop
+
+
+@pytest.fixture
+def stack(settings: Settings) -> Stack:
+    return create_stack(settings.model_copy(update={"chunk_pages": 1}))
+
+
+@pytest.fixture
+def bucket(stack: Stack) -> Bucket:
+    return Bucket(stack.s3, stack.settings.bucket)
+
+
+def _split(stack: Stack, bucket: Bucket, key: str) -> tuple[str, Source]:
+    head = bucket.head(key)
+    source = Source(
+        bucket=bucket.name,
+        key=key,
+        etag=head["ETag"].strip('"') if head else "gone",
+        version_id=head.get("VersionId") if head else None,
+        event_time="2026-12-01T10:00:00.000Z",
+    )
+    chunks = Queue.named(stack.sqs, f"{stack.settings.queue_prefix}-chunks")
+    return split_upload(source, bucket, chunks, stack.settings), source
+
+
+def _record(bucket: Bucket, rel: str) -> JobRecord:
+    return JobRecord.model_validate_json(bucket.get(keys.outbox_record(rel)))
+
+
+def test_a_page_tree_that_cannot_be_cut_fails_the_job_as_malformed(
+    stack: Stack, bucket: Bucket
+) -> None:
+    # PDFium opens it and counts its pages, then refuses to copy the looping node.
+    key = upload(bucket, "loop", page_tree_loop(good_pages=0))
+    assert _split(stack, bucket, key)[0] == "failed"
+    record = _record(bucket, "loop")
+    assert record.status == "failed" and record.error is not None
+    assert record.error.code == "malformed" and "cannot be read" in record.error.message
+
+
+def test_pages_that_can_be_cut_still_convert_beside_one_that_cannot(
+    stack: Stack, bucket: Bucket
+) -> None:
+    key = upload(bucket, "mostly", page_tree_loop(good_pages=11))
+    outcome, source = _split(stack, bucket, key)
+    assert outcome == "split"
+    manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(source.job_id)))
+    assert len(manifest.chunks) == 12
+    # The eleven good pages are announced; the twelfth is recorded as failed, so the job can end.
+    [failed_key] = bucket.list_keys(keys.results_prefix(source.job_id))
+    failed = ChunkResult.model_validate_json(bucket.get(failed_key))
+    assert failed.chunk.first_page == 12 and failed.status == "failed"
+    assert failed.error is not None and failed.error.code == "malformed"
+    depth = stack.sqs.get_queue_attributes(
+        QueueUrl=stack.queue_urls["chunks"], AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]["ApproximateNumberOfMessages"]
+    assert int(depth) == 11
+
+
+def test_an_input_deleted_before_its_split_gets_a_record(stack: Stack, bucket: Bucket) -> None:
+    key = upload(bucket, "vanished", b"%PDF-1.4 whatever")
+    head = bucket.head(key)
+    bucket.delete(key)
+    assert head is not None
+    source = Source(bucket=bucket.name, key=key, etag=head["ETag"].strip('"'), event_time="t")
+    chunks = Queue.named(stack.sqs, f"{stack.settings.queue_prefix}-chunks")
+    assert split_upload(source, bucket, chunks, stack.settings) == "failed"
+    record = _record(bucket, "vanished")
+    assert record.error is not None and record.error.code == "input_gone"
+
+
+@pytest.mark.parametrize(
+    "rel", ["a/../x", "a/./x", "a//x", "deep/" + "n" * 1000, "ü" * 480], ids=len
+)
+def test_an_input_whose_outbox_keys_would_be_unsafe_is_refused_with_a_findable_record(
+    stack: Stack, bucket: Bucket, rel: str
+) -> None:
+    key = f"{keys.INBOX}{rel}.pdf"
+    if len(key.encode()) > keys.MAX_KEY_BYTES:
+        pytest.skip("S3 itself refuses this input key")
+    bucket.put(key, b"%PDF-1.4 whatever")
+    assert _split(stack, bucket, key)[0] == "failed"
+    record_key = keys.outbox_record(rel)
+    assert record_key.startswith(keys.REFUSED) and len(record_key) < 100
+    record = _record(bucket, rel)
+    assert record.error is not None and record.error.code == "bad_key"
+    assert record.source.key == key
+    assert bucket.list_keys(keys.OUTBOX) == [record_key]  # nothing at the unsafe names
+
+
+def test_a_long_but_safe_name_is_accepted() -> None:
+    rel = "n" * (keys.MAX_KEY_BYTES - len("outbox/.assets/") - keys.ASSET_NAME_BYTES)
+    assert keys.key_problem(rel) is None
+    assert keys.key_problem(rel + "n") is not None
+
+
+def test_an_upload_whose_event_reached_the_dlq_gets_a_failed_record(
+    stack: Stack, bucket: Bucket, tmp_path: Path
+) -> None:
+    key = upload(bucket, "poison", report_pdf(tmp_path / "p.pdf", sections=1).read_bytes())
+    head = bucket.head(key)
+    assert head is not None
+    source = Source(bucket=bucket.name, key=key, etag=head["ETag"].strip('"'), event_time="t")
+    assert record_dead_upload(source, bucket, receive_count=5) == "failed"
+    record = _record(bucket, "poison")
+    assert record.error is not None and record.error.code == "dead_letter"
+    assert "5 times" in record.error.message
+    # An upload that was split after all is left to finish.
+    split = upload(bucket, "split-anyway", (tmp_path / "p.pdf").read_bytes())
+    outcome, split_source = _split(stack, bucket, split)
+    assert outcome == "split"
+    assert record_dead_upload(split_source, bucket, receive_count=5) == "skipped"
+    assert bucket.head(keys.outbox_record("split-anyway")) is None
+
+
+def test_every_hostile_pdf_of_the_corpus_gets_a_job_or_a_coded_record(
+    stack: Stack, bucket: Bucket
+) -> None:
+    for path in sorted(corpus_dir("bad").glob("*.pdf")):
+        key = upload(bucket, f"bad/{path.stem}", path.read_bytes())
+        outcome, source = _split(stack, bucket, key)
+        if outcome == "split":
+            manifest = json.loads(bucket.get(keys.manifest(source.job_id)))
+            assert manifest["pages"] >= 1, path.name
+        else:
+            record = _record(bucket, f"bad/{path.stem}")
+            assert record.error is not None and record.error.code, path.name
