@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from runner.worker_state import write_atomic
+from runner.worker_state import StateFile
 
 # `--check` fails when the supervisor has not rewritten its health file for this long.
 HEALTH_MAX_AGE_S = 30.0
@@ -31,8 +31,7 @@ class WorkerHealth(BaseModel):
     ready: bool  # the worker wrote its state file: its converter is built, it polls the queue
 
 
-class RunnerHealth(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class RunnerHealth(StateFile):
 
     pid: int
     updated_at: float
@@ -42,18 +41,6 @@ class RunnerHealth(BaseModel):
     def ready_workers(self) -> int:
         """How many workers are warm."""
         return sum(worker.ready for worker in self.workers)
-
-    def write(self, path: Path) -> None:
-        write_atomic(path, self.model_dump_json())
-
-    @classmethod
-    def read(cls, path: Path) -> RunnerHealth | None:
-        """The health, or None before the supervisor first wrote it; ValueError if malformed."""
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
-            return None
-        return cls.model_validate_json(text)
 
 
 def check_health(path: Path, max_age_s: float = HEALTH_MAX_AGE_S) -> tuple[bool, str]:

@@ -9,14 +9,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict
 
 
-class WorkerState(BaseModel):
-    """One worker's last report: its pid, chunks held now, and running totals."""
+class StateFile(BaseModel):
+    """A small JSON file one process rewrites atomically and others read."""
 
     model_config = ConfigDict(frozen=True)
+
+    def write(self, path: Path) -> None:
+        write_atomic(path, self.model_dump_json())
+
+    @classmethod
+    def read(cls, path: Path) -> Self | None:
+        """The contents, or None before the first write; ValueError if malformed."""
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return None
+        return cls.model_validate_json(text)
+
+
+class WorkerState(StateFile):
+    """One worker's last report: its pid, chunks held now, and running totals."""
 
     pid: int
     held: int
@@ -24,18 +41,6 @@ class WorkerState(BaseModel):
     pages_done: int
     convert_s: float
     updated_at: float
-
-    def write(self, path: Path) -> None:
-        write_atomic(path, self.model_dump_json())
-
-    @classmethod
-    def read(cls, path: Path) -> WorkerState | None:
-        """The state, or None before the worker first wrote it; ValueError if malformed."""
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
-            return None
-        return cls.model_validate_json(text)
 
 
 def write_atomic(path: Path, text: str) -> None:
