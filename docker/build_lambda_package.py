@@ -76,10 +76,12 @@ def install_wheels(target: Path, arch: str) -> None:
     )
 
 
-def imported_modules(source: str) -> set[str]:
-    """Every module an ``import`` in ``source`` may load, at any depth (lazy imports too)."""
+def imported_modules(source: str, *, top_level_only: bool = False) -> set[str]:
+    """Every module an ``import`` in ``source`` may load: at any depth (lazy imports too), or
+    ``top_level_only``, those loaded when the file itself is imported."""
+    tree = ast.parse(source)
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in tree.body if top_level_only else ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

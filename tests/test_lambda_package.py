@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import importlib.util
 import subprocess
 import sys
 import tomllib
@@ -13,20 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.lambda_builder import SCRIPT, builder
+
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "docker" / "build_lambda_package.py"
 HANDLER_MODULES = ("handlers.splitter", "handlers.completion")
 OUR_PACKAGES = {"handlers", "pagefleet"}
-
-
-def _load_builder():
-    spec = importlib.util.spec_from_file_location("build_lambda_package", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-builder = _load_builder()
 
 
 def _build(tmp_path: Path, *args: str) -> Path:
@@ -62,18 +51,6 @@ def _module_file(names: set[str], module: str) -> str | None:
         if candidate in names:
             return candidate
     return None
-
-
-def _top_level_imports(source: str) -> set[str]:
-    """Modules imported when the file is imported (not inside functions or TYPE_CHECKING)."""
-    found: set[str] = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
 
 
 def test_sources_only_package_holds_the_handlers_and_core(tmp_path: Path) -> None:
@@ -153,7 +130,8 @@ def test_everything_the_handlers_import_is_in_the_package(full_package: zipfile.
             path = _module_file(names, module)
             if path is None:
                 continue  # `from pagefleet import keys` names a module or an attribute
-            pending.extend(_top_level_imports(full_package.read(path).decode()))
+            source = full_package.read(path).decode()
+            pending.extend(builder.imported_modules(source, top_level_only=True))
             # Importing a.b.c runs a/__init__.py and a/b/__init__.py first.
             parts = module.split(".")
             pending.extend(".".join(parts[:i]) for i in range(1, len(parts)))

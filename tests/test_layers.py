@@ -4,11 +4,12 @@ without the extras it does not install (pyproject.toml's groups)."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from tests.lambda_builder import builder
 
 ROOT = Path(__file__).resolve().parents[1]
 # The top layer: the embedded stack (pagefleet/local/) and the `pagefleet` command.
@@ -39,14 +40,7 @@ RUNNER = _modules("runner")
 
 def _imports(path: Path) -> set[str]:
     """Every absolute import in the file, at any depth (a lazy import is still a dependency)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
+    return builder.imported_modules(path.read_text())
 
 
 def _violations(modules: dict[str, Path], forbidden: tuple[str, ...]) -> list[str]:
