@@ -6,7 +6,6 @@ workers, sampled for CPU and memory; a deployed stack is only reached through it
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from bench.config import BenchConfig
@@ -17,7 +16,7 @@ from bench.summary import summarize_pipeline
 from pagefleet.aws import client
 from pagefleet.local import MotoServer
 from pagefleet.local.pipeline import LocalPipeline
-from pagefleet.settings import Settings, load_settings
+from pagefleet.settings import Settings, load_settings, settings_from_terraform_outputs
 from pagefleet.storage import Bucket
 
 
@@ -26,11 +25,10 @@ def deployed_settings(config: BenchConfig) -> Settings:
     overrides: dict[str, Any] = {}
     if config.endpoint_url:
         overrides["endpoint_url"] = config.endpoint_url
-    if config.stack_outputs:
-        outputs = json.loads(config.stack_outputs.read_text())
-        overrides["bucket"] = outputs["bucket_name"]["value"]
     if config.bucket:
         overrides["bucket"] = config.bucket
+    if config.stack_outputs:
+        return settings_from_terraform_outputs(config.stack_outputs.read_text(), **overrides)
     return load_settings(**overrides)
 
 

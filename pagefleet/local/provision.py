@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pagefleet import aws, stack
+from pagefleet.queues import queue_arn
 from pagefleet.settings import Settings
 
 
@@ -20,12 +21,6 @@ class Stack:
     dlq_arns: dict[str, str] = field(default_factory=dict)
 
 
-def _arn(sqs: Any, url: str) -> str:
-    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-
-
 def create_stack(settings: Settings, *, create_bucket: bool = True) -> Stack:
     """Create (or find, since every call is idempotent) the stack that Terraform deploys."""
     s3, sqs = aws.client("s3", settings), aws.client("sqs", settings)
@@ -35,13 +30,13 @@ def create_stack(settings: Settings, *, create_bucket: bool = True) -> Stack:
             QueueName=spec.dlq_name(settings.queue_prefix),
             Attributes=stack.dlq_attributes(spec),
         )["QueueUrl"]
-        dlq_arn = _arn(sqs, dlq_url)
+        dlq_arn = queue_arn(sqs, dlq_url)
         url = sqs.create_queue(
             QueueName=spec.name(settings.queue_prefix),
             Attributes=stack.queue_attributes(spec, dlq_arn),
         )["QueueUrl"]
         built.queue_urls[spec.role], built.dlq_urls[spec.role] = url, dlq_url
-        built.queue_arns[spec.role], built.dlq_arns[spec.role] = _arn(sqs, url), dlq_arn
+        built.queue_arns[spec.role], built.dlq_arns[spec.role] = queue_arn(sqs, url), dlq_arn
     if create_bucket:
         s3.create_bucket(Bucket=settings.bucket)
         s3.put_bucket_versioning(
