@@ -42,7 +42,7 @@ case "$kind" in
   *) die "usage: $0 runner [TAG] | $0 vllm SOURCE_IMAGE" ;;
 esac
 
-url=$(repository_url "$address")
+url=$(repository_url "$address" || true)
 [ -n "$url" ] || die "no $kind image repository in the Terraform state of $TF_DIR: run \`make image-repositories TF_VARS=...\` (or \`make deploy\`) first"
 registry=${url%%/*}     # <account>.dkr.ecr.<region>.amazonaws.com
 repository=${url#*/}    # <name> or <name>-vllm
