@@ -83,6 +83,7 @@ def job_record(
                 status=r.status,
                 attempts=r.attempts,
                 seconds=round(r.convert_s, 3),
+                estimated_s=r.chunk.estimated_s or None,
                 error=r.error,
             )
             for r in ordered
@@ -91,6 +92,7 @@ def job_record(
         converter_version=converted.converter_version,
         ocr_pages=[p.number for r in done for p in r.pages if p.ocr],
         markdown=keys.outbox_markdown(manifest.rel) if done else None,
+        plan=manifest.plan,
         timings=StageTimings(
             split_s=round(manifest.split_s, 4),
             queue_wait_s=round(max(r.queue_wait_s for r in ordered), 4),

@@ -53,10 +53,23 @@ class ChunkSpec(_Model):
     index: int
     first_page: int
     last_page: int
+    # The planner's estimate of the chunk's conversion seconds (0: planned by page count).
+    estimated_s: float = 0.0
 
     @property
     def pages(self) -> int:
         return self.last_page - self.first_page + 1
+
+
+class PlanSummary(_Model):
+    """How the splitter cut a document: what it estimated, and why the chunks are this size."""
+
+    converter: str
+    lanes: int  # conversions the fleet runs at once, as the plan assumed
+    target_s: float  # the estimated seconds per chunk it aimed at
+    estimated_s: float  # the whole document, summed over its pages
+    ocr_pages: list[int] = Field(default_factory=list, description="pages estimated to need OCR")
+    measure_s: float = 0.0  # seconds the splitter spent telling the pages' costs
 
 
 class JobManifest(_Model):
@@ -65,6 +78,7 @@ class JobManifest(_Model):
     source: Source
     pages: int
     chunks: list[ChunkSpec]
+    plan: PlanSummary | None = None
     # Bookmarks (title, level, page): chunk PDFs lose them, so the splitter keeps them here.
     outline: list[dict[str, Any]] = Field(default_factory=list)
     created_at: float
@@ -115,6 +129,7 @@ class ChunkRecord(_Model):
     status: ChunkStatus
     attempts: int
     seconds: float
+    estimated_s: float | None = None  # the plan's estimate of ``seconds``
     error: ErrorInfo | None = None
 
 
@@ -139,6 +154,7 @@ class JobRecord(_Model):
     converter_version: str | None = None
     ocr_pages: list[int] = Field(default_factory=list)
     markdown: str | None = None
+    plan: PlanSummary | None = None
     timings: StageTimings = Field(default_factory=StageTimings)
     error: ErrorInfo | None = None
     finished_at: float = 0.0

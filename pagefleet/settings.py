@@ -26,12 +26,61 @@ class Settings(BaseSettings):
     queue_prefix: str = Field("pagefleet", description="Prefix of the queue names.")
 
     # --- limits on input (rule 4) ---
-    chunk_pages: int = Field(16, ge=1, description="Target pages per chunk.")
+    chunk_pages: int = Field(
+        16,
+        ge=1,
+        description="Target pages per chunk, counted in text pages: a chunk's target cost is "
+        "this many pages with a text layer; a page to OCR counts as its cost says.",
+    )
     max_pages: int = Field(
         5000, ge=1, description="Documents with more pages fail: too_many_pages."
     )
     max_bytes: int = Field(
         512 * 1024 * 1024, ge=1, description="Documents larger than this fail: too_large."
+    )
+
+    # --- chunk planning: chunks are cut by estimated seconds, not pages ---
+    fleet_lanes: int = Field(
+        0,
+        ge=0,
+        description="Conversions the fleet runs at once; a document cheaper than this many "
+        "target chunks is spread over them. 0 = workers, or one per CPU core if that is 0.",
+    )
+    chunk_min_cost_s: float = Field(
+        0.5,
+        ge=0,
+        description="No chunk is planned cheaper than this (estimated seconds) unless the whole "
+        "document is, so per-chunk overhead (download, IPC, result, queue: ~0.05 s) stays small.",
+    )
+    chunk_max_cost_s: float = Field(
+        60.0,
+        gt=0,
+        description="No chunk is planned dearer than this (estimated seconds) unless one page "
+        "is, so one chunk never holds a job (keep it well under convert_timeout_s).",
+    )
+    cost_text_page_s: float = Field(
+        0.014,
+        gt=0,
+        description="Text-layer converter: CPU seconds of a page with a text layer (measured on "
+        "the shared corpus: 3.5-55 ms, mean 14 ms).",
+    )
+    cost_ocr_page_s: float = Field(
+        7.5,
+        gt=0,
+        description="Text-layer converter: CPU seconds of a page it OCRs, on one thread "
+        "(measured on the shared corpus: 3.8-15 s).",
+    )
+    cost_marker_page_s: float = Field(
+        1.1,
+        gt=0,
+        description="marker: seconds of a page on a GPU shared by its workers (estimated from "
+        "18 s per 16-page chunk on an L4 with 3 workers, scaling.py; not measured here).",
+    )
+    cost_marker_ocr_page_s: float = Field(
+        2.2,
+        gt=0,
+        description="marker in fast mode: seconds of a page without a usable text layer "
+        "(estimated as twice a text page; not measured).",
     )
 
     # --- runner ---

@@ -11,6 +11,7 @@ import pypdfium2 as pdfium
 
 from pagefleet import keys
 from pagefleet.completion import record_failed_chunk
+from pagefleet.costs import measure_pages, plan_policy
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.layout.outline import outline_of
 from pagefleet.models import (
@@ -19,12 +20,13 @@ from pagefleet.models import (
     ErrorInfo,
     JobManifest,
     JobRecord,
+    PlanSummary,
     Source,
     StageTimings,
 )
 from pagefleet.outbox import Superseded, publish, published_job
 from pagefleet.pdf import check_size, cut_chunk, open_pdf
-from pagefleet.planning import plan_chunks
+from pagefleet.planning import plan_by_cost
 from pagefleet.queues import SQS_BATCH, Queue
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket, NotFound, PreconditionFailed
@@ -101,13 +103,23 @@ def _write_manifest(
     source: Source, doc: pdfium.PdfDocument, bucket: Bucket, settings: Settings, started: float
 ) -> JobManifest:
     """The plan, written before any chunk is sent: a result never precedes its manifest."""
-    pages = len(doc)
+    costs = measure_pages(doc, settings)
+    policy = plan_policy(settings)
+    total = sum(costs.seconds)
     manifest = JobManifest(
         job_id=source.job_id,
         rel=keys.rel_of(source.key),
         source=source,
-        pages=pages,
-        chunks=plan_chunks(pages, settings.chunk_pages),
+        pages=len(doc),
+        chunks=plan_by_cost(costs.seconds, policy),
+        plan=PlanSummary(
+            converter=settings.converter,
+            lanes=policy.lanes,
+            target_s=round(policy.chunk_target_s(total), 4),
+            estimated_s=round(total, 4),
+            ocr_pages=costs.ocr_pages,
+            measure_s=round(costs.measure_s, 4),
+        ),
         outline=outline_of(doc),
         created_at=started,
         split_s=time.time() - started,

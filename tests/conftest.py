@@ -45,6 +45,9 @@ def settings(moto_server: MotoServer) -> Settings:
         bucket=name,
         queue_prefix=name,
         chunk_pages=4,
+        # Plans by page count, as the tests count chunks: no minimum chunk cost, one lane.
+        chunk_min_cost_s=0.0,
+        fleet_lanes=1,
         visibility_timeout_s=30,
         poll_wait_s=1,
         heartbeat_s=2,

@@ -1,5 +1,6 @@
-"""The real corpus through the whole pipeline: the 400-page manual in 25 chunks, and rule 5
-(chunked Markdown == the whole document converted in one process) on every real PDF."""
+"""The real corpus through the whole pipeline, planned by cost: the 400-page manual in balanced
+chunks, the scans in chunks of their own, and rule 5 (chunked Markdown == the whole document
+converted in one process) on every real PDF with those plans."""
 
 from __future__ import annotations
 
@@ -19,17 +20,19 @@ from runner.converters.text_layer import convert_document
 from tests.conftest import corpus_dir, wait_for_record
 
 MANUAL = "unstructured__irs-irm-400p"
+SCAN = "pdfminer__175-scanned-service-bulletin"
 
 
 @pytest.fixture(scope="module")
 def converted(moto_server) -> Iterator[tuple[Bucket, dict[str, JobRecord], list[Path]]]:
-    """Every real corpus PDF through one pipeline, 16 pages a chunk."""
+    """Every real corpus PDF through one pipeline, planned by cost for 2 lanes."""
     pdfs = sorted(corpus_dir("real").glob("*.pdf"))
     settings = Settings(
         endpoint_url=moto_server.url,
         bucket="corpus",
         queue_prefix="corpus",
         chunk_pages=16,
+        fleet_lanes=2,
         poll_wait_s=1,
     )
     with LocalPipeline(settings, workers=2, server=moto_server) as local:
@@ -45,12 +48,26 @@ def test_the_400_page_manual_comes_back_in_page_order(converted) -> None:
     bucket, records, _ = converted
     record = records[MANUAL]
     assert record.status == "done" and record.pages == 400
-    assert len(record.chunks) == 25
-    assert [(c.first_page, c.last_page) for c in record.chunks] == [
-        (1 + 16 * i, 16 * (i + 1)) for i in range(25)
-    ]
-    assert all(c.status == "done" for c in record.chunks)
+    assert record.plan is not None and record.plan.ocr_pages == []
+    # 400 text pages at the default costs: 5.6 s in chunks of the 0.5 s minimum, 12 for 2 lanes.
+    assert len(record.chunks) == 12
+    pages = [p for c in record.chunks for p in range(c.first_page, c.last_page + 1)]
+    assert pages == list(range(1, 401))
+    assert (
+        max(c.last_page - c.first_page for c in record.chunks)
+        - min(c.last_page - c.first_page for c in record.chunks)
+        <= 1
+    )
+    assert all(c.status == "done" and c.estimated_s for c in record.chunks)
     assert bucket.head(keys.outbox_markdown(f"real/{MANUAL}")) is not None
+
+
+def test_a_scan_is_cut_into_chunks_of_its_own_pages(converted) -> None:
+    _, records, _ = converted
+    record = records[SCAN]
+    assert record.plan is not None and record.plan.ocr_pages == [1, 2]
+    assert [(c.first_page, c.last_page) for c in record.chunks] == [(1, 1), (2, 2)]
+    assert record.ocr_pages == [1, 2]
 
 
 def test_rule_5_on_every_real_pdf(converted) -> None:

@@ -1,0 +1,119 @@
+"""What each page of a document will cost to convert, told cheaply by the splitter.
+
+A page is one of two classes: it has a usable text layer, or it is a scan the converter will
+OCR (50-1,000 times dearer on a CPU). The test mirrors the text-layer converter's own: an image
+among the page's top-level objects and fewer than 16 letters of text. Loading a page costs
+about 0.3 ms (pdfium parses its content); a page with many objects is not a scan, so only pages
+of few objects and an image get their text counted. A wrong class only unbalances a plan, it
+never changes a result, so the measuring has a time budget past which pages count as text.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from pagefleet.planning import PlanPolicy
+from pagefleet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# The text-layer converter OCRs a page with an image and fewer letters than this.
+_MIN_TEXT_CHARS = 16
+# A scanned page is an image and perhaps a few objects more; past this many it is not a scan.
+_SCAN_MAX_OBJECTS = 200
+# Past this many seconds of measuring, the remaining pages are taken as text pages.
+_MEASURE_BUDGET_S = 2.0
+
+
+@dataclass(frozen=True)
+class PageCosts:
+    """Estimated seconds of each page, and which pages were taken to need OCR."""
+
+    seconds: list[float]
+    ocr_pages: list[int]  # 1-based
+    measure_s: float
+
+
+def needs_ocr(doc: pdfium.PdfDocument, index: int) -> bool:
+    """Whether page ``index`` (0-based) looks like a scan without a usable text layer."""
+    try:
+        page = doc[index]
+    except Exception:  # a page pdfium cannot load fails in the converter, not here
+        return False
+    try:
+        raw = page.raw
+        count = pdfium_c.FPDFPage_CountObjects(raw)
+        if count > _SCAN_MAX_OBJECTS:
+            return False
+        if not any(
+            pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(raw, i))
+            == pdfium_c.FPDF_PAGEOBJ_IMAGE
+            for i in range(count)
+        ):
+            return False
+        textpage = page.get_textpage()
+        try:
+            letters = sum(c.isalnum() for c in textpage.get_text_range())
+        finally:
+            textpage.close()
+        return letters < _MIN_TEXT_CHARS
+    except Exception:
+        return False
+    finally:
+        page.close()
+
+
+def _class_costs(settings: Settings) -> tuple[float, float, bool]:
+    """(seconds of a text page, of a scan, whether telling them apart matters) for the
+    configured converter."""
+    if settings.converter == "marker":
+        text = settings.cost_marker_page_s
+        # balanced mode OCRs every page; fast mode only those without a usable text layer.
+        ocr_where_needed = settings.marker_mode == "fast" and not (
+            settings.marker_force_ocr or settings.marker_disable_ocr
+        )
+        return text, settings.cost_marker_ocr_page_s, ocr_where_needed
+    if settings.ocr == "force":
+        return settings.cost_ocr_page_s, settings.cost_ocr_page_s, False
+    return settings.cost_text_page_s, settings.cost_ocr_page_s, settings.ocr == "auto"
+
+
+def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
+    """Each page's estimated seconds for the configured converter."""
+    started = time.perf_counter()
+    text_s, ocr_s, tell = _class_costs(settings)
+    pages = len(doc)
+    seconds = [text_s] * pages
+    ocr_pages: list[int] = []
+    if tell:
+        deadline = started + _MEASURE_BUDGET_S
+        for index in range(pages):
+            if time.perf_counter() > deadline:
+                log.warning("page costs: %d of %d pages measured in time", index, pages)
+                break
+            if needs_ocr(doc, index):
+                seconds[index] = ocr_s
+                ocr_pages.append(index + 1)
+    return PageCosts(seconds, ocr_pages, time.perf_counter() - started)
+
+
+def lanes(settings: Settings) -> int:
+    """Conversions the fleet runs at once: ``fleet_lanes``, else ``workers``, else one per
+    CPU core (what a runner with ``workers`` 0 starts)."""
+    return settings.fleet_lanes or settings.workers or os.cpu_count() or 1
+
+
+def plan_policy(settings: Settings) -> PlanPolicy:
+    text_s, _, _ = _class_costs(settings)
+    return PlanPolicy(
+        target_s=settings.chunk_pages * text_s,
+        min_s=settings.chunk_min_cost_s,
+        max_s=settings.chunk_max_cost_s,
+        lanes=lanes(settings),
+    )

@@ -1,0 +1,94 @@
+"""The splitter's page costs: scans told from text pages as the converter tells them, cheaply,
+and a mixed document planned by cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from fpdf import FPDF
+
+from pagefleet.costs import lanes, measure_pages, plan_policy
+from pagefleet.planning import plan_by_cost
+from pagefleet.settings import Settings
+from runner.converters.text_layer import extract_pages
+
+# T: a page of text, S: an image-only scan.
+LAYOUT = "TTTTTTSTTTTTTSST"
+
+
+def mixed_pdf(folder: Path, layout: str = LAYOUT) -> Path:
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (1200, 400), "white")
+    ImageDraw.Draw(image).text(
+        (60, 150), "Gauging station eleven", fill="black", font=ImageFont.load_default(size=36)
+    )
+    image_path = folder / "scan.png"
+    image.save(image_path)
+    pdf = FPDF(unit="pt", format=(420, 300))
+    pdf.set_font("Helvetica", size=11)
+    for number, kind in enumerate(layout, 1):
+        pdf.add_page()
+        if kind == "S":
+            pdf.image(str(image_path), x=0, y=0, w=420, h=140)
+        else:
+            for line in range(12):
+                pdf.text(30, 40 + 18 * line, f"Page {number}, line {line}: the river rose at dawn.")
+    path = folder / "mixed.pdf"
+    pdf.output(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return mixed_pdf(tmp_path_factory.mktemp("mixed"))
+
+
+def _measure(path: Path, settings: Settings) -> list[float]:
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        return measure_pages(doc, settings).seconds
+    finally:
+        doc.close()
+
+
+def test_scans_are_told_apart_as_the_converter_tells_them(mixed: Path) -> None:
+    settings = Settings(workers=2)
+    doc = pdfium.PdfDocument(str(mixed))
+    try:
+        costs = measure_pages(doc, settings)
+    finally:
+        doc.close()
+    scans = [i + 1 for i, kind in enumerate(LAYOUT) if kind == "S"]
+    assert costs.ocr_pages == scans
+    assert [s == settings.cost_ocr_page_s for s in costs.seconds] == [k == "S" for k in LAYOUT]
+    assert [p["number"] for p in extract_pages(mixed, 1) if p["ocr"]] == scans
+
+
+def test_a_mixed_document_is_cut_by_cost(mixed: Path) -> None:
+    settings = Settings(workers=2)
+    chunks = plan_by_cost(_measure(mixed, settings), plan_policy(settings))
+    # Each scan is a chunk of its own (a neighbour's text rides along only if it is cheap);
+    # the text pages between them are not cut one chunk per page.
+    holding = [
+        [p for p in range(c.first_page, c.last_page + 1) if LAYOUT[p - 1] == "S"] for c in chunks
+    ]
+    assert sorted(len(h) for h in holding if h) == [1, 1, 1]
+    assert len(chunks) == 3
+
+
+def test_ocr_settings_and_converters_set_the_costs(mixed: Path) -> None:
+    assert set(_measure(mixed, Settings(ocr="off"))) == {Settings().cost_text_page_s}
+    assert set(_measure(mixed, Settings(ocr="force"))) == {Settings().cost_ocr_page_s}
+    balanced = Settings(converter="marker", marker_mode="balanced")
+    assert set(_measure(mixed, balanced)) == {balanced.cost_marker_page_s}
+    fast = _measure(mixed, Settings(converter="marker", marker_mode="fast"))
+    assert fast.count(Settings().cost_marker_ocr_page_s) == LAYOUT.count("S")
+
+
+def test_lanes_follow_the_fleet_setting_then_the_workers() -> None:
+    assert lanes(Settings(fleet_lanes=24, workers=2)) == 24
+    assert lanes(Settings(workers=3)) == 3
+    assert lanes(Settings()) >= 1
