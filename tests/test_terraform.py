@@ -1,13 +1,17 @@
-"""The Terraform deployment, offline: fmt, validate, `terraform test` (mocked provider), and an
-apply of storage + queues + functions against the embedded moto server, after which the
-pipeline converts a PDF on what Terraform made, and what Terraform made is read back and
-compared with pagefleet/stack.py (the one definition) and with the local stack."""
+"""The Terraform deployment, offline: fmt, validate, `terraform test` (mocked provider), the
+messages of the validations a user meets first, and an apply of storage + queues + functions +
+alarms against the embedded moto server, with its state in an S3 backend there (initialised by
+`make terraform-init TF_BACKEND_CONFIG=...`), after which the pipeline converts a PDF on what
+Terraform made, and what Terraform made is read back and compared with pagefleet/stack.py (the
+one definition) and with the local stack. Also `docker/push_image.sh` (`make runner-image`,
+`make vllm-image`) against stand-ins for docker, aws and terraform."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +93,7 @@ class Terraform:
     def __init__(self, workdir: Path, env: dict[str, str]) -> None:
         self.workdir = workdir
         self.env = env
+        self.mirror: Path | None = None
 
     def __call__(
         self, *args: str, timeout_s: float = 300, env: dict[str, str] | None = None
@@ -118,11 +123,16 @@ def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
         pytest.skip("no local mirror of the hashicorp/aws provider (offline init impossible)")
     base = tmp_path_factory.mktemp("tf")
     workdir = base / "terraform"
+    # The committed lock file comes along: init fails if it does not match the mirror's provider.
     shutil.copytree(
         TF_DIR,
         workdir,
         ignore=shutil.ignore_patterns(
-            ".terraform", ".terraform.lock.hcl", "terraform.tfstate*", ".terraformrc"
+            ".terraform",
+            "terraform.tfstate*",
+            ".terraformrc",
+            "backend_s3.tf",
+            "*.auto.tfvars.json",
         ),
     )
     # The runners module embeds the repository's mps/ scripts (../mps from terraform/).
@@ -142,6 +152,7 @@ def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
         "NO_COLOR": "1",
     }
     tf = Terraform(workdir, env)
+    tf.mirror = mirror
     tf("init", "-backend=false", "-input=false", "-no-color")
     return tf
 
@@ -157,8 +168,69 @@ def test_terraform_test_with_mocked_provider(terraform: Terraform) -> None:
     result = terraform("test", "-no-color")
     assert " 0 failed" in result.stdout
     # Every module is exercised by at least one run.
-    for name in ("storage", "queues", "functions", "runners", "autoscaling", "root"):
+    for name in ("storage", "queues", "functions", "runners", "autoscaling", "alarms", "root"):
         assert f"tests/{name}.tftest.hcl... pass" in result.stdout
+
+
+def test_lock_file_is_committed_bounded_and_covers_every_platform() -> None:
+    """The provider is bounded to the tested major, and the lock holds the registry's checksums
+    of every platform's package (zh:) plus the h1: of the platform the mirror has."""
+    versions = (TF_DIR / "versions.tf").read_text()
+    assert 'version = ">= 5.100, < 6.0"' in versions
+    lock = (TF_DIR / ".terraform.lock.hcl").read_text()
+    assert 'version     = "5.100.0"' in lock
+    assert 'constraints = ">= 5.100.0, < 6.0.0"' in lock
+    assert len(re.findall(r'"zh:[0-9a-f]{64}"', lock)) == 15
+    assert re.search(r'"h1:[A-Za-z0-9+/]{43}="', lock)
+    tracked = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", "terraform/.terraform.lock.hcl"],
+        cwd=ROOT,
+        capture_output=True,
+    )
+    assert tracked.returncode == 0, "terraform/.terraform.lock.hcl is not committed"
+
+
+# --- what a user meets first: a plan refused with a message that says what to set ------------
+
+# Each variable is wrong in its own way; one plan reports every refusal (each plan starts the
+# provider, about 10 s).
+REFUSED_PLAN_VARIABLES = {
+    "create_runners": "true",
+    "vpc_id": "vpc-0123456789abcdef0",
+    "subnet_ids": "[]",
+    "gpu_instance_types": '["g6.xlarge","p4d.24xlarge"]',
+    "runner_image_tag": "latest",
+}
+REFUSALS = {
+    "runners without subnets": "the GPU runners need subnets: set subnet_ids",
+    "a multi-GPU instance type": "p4d.24xlarge has 8 GPUs: a runner task holds one GPU",
+    "the latest tag": 'runner_image_tag must not be "latest"',
+}
+
+
+@needs_terraform
+def test_plan_refuses_with_messages_that_say_what_to_set(
+    terraform: Terraform, moto_server: MotoServer
+) -> None:
+    variables = {
+        "endpoint_url": moto_server.url,
+        "lambda_package_path": "tests/fixtures/lambda.zip",
+        **REFUSED_PLAN_VARIABLES,
+    }
+    result = subprocess.run(
+        [TERRAFORM, "plan", "-input=false", "-no-color", "-lock=false"]
+        + [f"-var={k}={v}" for k, v in variables.items()],
+        cwd=terraform.workdir,
+        env={**terraform.env, **MOTO_CREDENTIALS},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stdout[-2000:]
+    # Terraform wraps the messages and draws a frame beside them.
+    said = " ".join(re.sub(r"[│╷╵]", " ", result.stderr).split())
+    for case, message in REFUSALS.items():
+        assert message in said, f"{case}: {said[-3000:]}"
 
 
 # --- apply against moto ----------------------------------------------------------------------
@@ -183,12 +255,43 @@ def applied(
         capture_output=True,
     )
     name = f"tf{uuid.uuid4().hex[:8]}"
-    env = {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_REGION": "us-east-1",
-    }
-    env.pop("AWS_SESSION_TOKEN", None)
+    env = dict(MOTO_CREDENTIALS)
+    # The state goes to an S3 backend on the moto server, initialised the way `make deploy`
+    # does it (terraform.mk: TF_BACKEND_CONFIG); the apply below then needs no other init.
+    state_bucket = f"{name}-state"
+    aws.client("s3", Settings(endpoint_url=moto_server.url)).create_bucket(Bucket=state_bucket)
+    backend = tmp_path_factory.mktemp("backend") / "moto.s3.tfbackend"
+    backend.write_text(
+        f'bucket = "{state_bucket}"\n'
+        'key = "pagefleet/terraform.tfstate"\n'
+        'region = "us-east-1"\n'
+        "use_lockfile = true\n"
+        "use_path_style = true\n"
+        "skip_credentials_validation = true\n"
+        "skip_requesting_account_id = true\n"
+        "skip_metadata_api_check = true\n"
+        "skip_region_validation = true\n"
+        f'endpoints = {{ s3 = "{moto_server.url}" }}\n'
+    )
+    init = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "-f",
+            str(ROOT / "terraform" / "terraform.mk"),
+            "terraform-init",
+            f"TF_DIR={terraform.workdir}",
+            f"TF_BACKEND_CONFIG={backend}",
+            f"TF_PLUGIN_MIRROR={terraform.mirror}",
+            f"TF={TERRAFORM}",
+        ],
+        cwd=ROOT,
+        env={**terraform.env, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]
     variables = {
         "name": name,
         "bucket_name": f"{name}-bucket",
@@ -207,7 +310,51 @@ def applied(
     args = [f"-var={k}={v}" for k, v in variables.items()]
     terraform("apply", "-auto-approve", "-input=false", "-no-color", *args, timeout_s=240, env=env)
     outputs = json.loads(terraform("output", "-json", env=env).stdout)
-    return {k: v["value"] for k, v in outputs.items()} | {"name": name}
+    values = {k: v["value"] for k, v in outputs.items()}
+    return values | {"name": name, "state_bucket": state_bucket}
+
+
+MOTO_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+}
+
+
+@needs_terraform
+def test_state_is_in_the_s3_backend_make_initialised(
+    applied: dict[str, Any], moto_server: MotoServer, terraform: Terraform
+) -> None:
+    s3 = aws.client("s3", Settings(endpoint_url=moto_server.url))
+    state = json.loads(
+        s3.get_object(Bucket=applied["state_bucket"], Key="pagefleet/terraform.tfstate")["Body"]
+        .read()
+        .decode()
+    )
+    assert any(r["type"] == "aws_sqs_queue" for r in state["resources"])
+    assert not (terraform.workdir / "terraform.tfstate").exists()
+
+
+@needs_terraform
+def test_alarms_applied_with_the_stack(applied: dict[str, Any], moto_server: MotoServer) -> None:
+    cloudwatch = aws.client("cloudwatch", Settings(endpoint_url=moto_server.url))
+    alarms = {
+        a["AlarmName"]: a
+        for a in cloudwatch.describe_alarms(AlarmNamePrefix=f"{applied['name']}-")["MetricAlarms"]
+    }
+    name = applied["name"]
+    for role in ("ingest", "chunks", "completion"):
+        queries = alarms[f"{name}-{role}-dead-letters"]["Metrics"]
+        watched = {q["MetricStat"]["Metric"]["MetricName"] for q in queries if "MetricStat" in q}
+        assert watched == {
+            "NumberOfMessagesReceived",
+            "ApproximateNumberOfMessagesVisible",
+            "NumberOfMessagesSent",
+        }
+    for function in ("splitter", "completion", "dead-letter"):
+        assert alarms[f"{name}-{function}-errors"]["MetricName"] == "Errors"
+        assert alarms[f"{name}-{function}-throttles"]["MetricName"] == "Throttles"
+    assert alarms[f"{name}-oldest-chunk-age"]["MetricName"] == "ApproximateAgeOfOldestMessage"
 
 
 def _settings(moto_server: MotoServer, applied: dict[str, Any], **extra: Any) -> Settings:
@@ -355,3 +502,146 @@ def test_pipeline_converts_a_pdf_on_the_resources_terraform_made(
     markdown = bucket.get("outbox/terraform/report.md").decode()
     for page in range(1, 6):
         assert f"Page {page} of the terraform deployment test." in markdown
+
+
+# --- make runner-image / make vllm-image: docker/push_image.sh against stand-ins ---------------
+
+REPO_URL = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/pf"
+STUBS = {
+    # `terraform state show` of the repository, as the real one prints it.
+    "terraform": """#!/bin/sh
+echo "terraform $*" >>"$STUB_LOG"
+[ -n "$STUB_NO_STATE" ] && exit 1
+case "$*" in *aws_ecr_repository.vllm*) suffix=-vllm ;; *) suffix= ;; esac
+printf '# module.runners.aws_ecr_repository.this[0]:\nresource "aws_ecr_repository" "this" {\n'
+printf '    repository_url       = "%s%s"\n}\n' "$STUB_REPO_URL" "$suffix"
+""",
+    "aws": """#!/bin/sh
+echo "aws $*" >>"$STUB_LOG"
+case "$*" in
+  *get-login-password*) echo secret ;;
+  *describe-images*) [ -n "$STUB_PUSHED" ] ;;
+esac
+""",
+    "docker": """#!/bin/sh
+echo "docker $*" >>"$STUB_LOG"
+[ "$1" = login ] && cat >/dev/null
+exit 0
+""",
+}
+
+
+@pytest.fixture
+def push_image(tmp_path: Path) -> Any:
+    """Runs docker/push_image.sh with stand-ins for terraform, aws and docker; returns
+    (result, log lines, the terraform dir)."""
+    bin_dir, tf_dir = tmp_path / "bin", tmp_path / "terraform"
+    bin_dir.mkdir()
+    tf_dir.mkdir()
+    for name, text in STUBS.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    log = tmp_path / "calls.log"
+
+    def run(*args: str, cwd: Path = ROOT, **env: str) -> tuple[Any, list[str], Path]:
+        log.write_text("")
+        result = subprocess.run(
+            ["bash", str(ROOT / "docker" / "push_image.sh"), *args],
+            cwd=cwd,
+            env={
+                **os.environ,
+                "PATH": f"{bin_dir}:{os.environ['PATH']}",
+                "TF_DIR": str(tf_dir),
+                "STUB_LOG": str(log),
+                "STUB_REPO_URL": REPO_URL,
+                **env,
+            },
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return result, log.read_text().splitlines(), tf_dir
+
+    return run
+
+
+def test_runner_image_builds_for_amd64_pushes_the_tag_and_hands_it_to_terraform(
+    push_image: Any,
+) -> None:
+    result, calls, tf_dir = push_image("runner", "0123456789ab")
+    assert result.returncode == 0, result.stderr
+    assert "aws ecr get-login-password --region eu-west-1" in calls
+    registry = REPO_URL.split("/")[0]
+    assert f"docker login --username AWS --password-stdin {registry}" in calls
+    builds = [c for c in calls if c.startswith("docker buildx build")]
+    assert builds == [
+        f"docker buildx build --platform linux/amd64 --provenance=false "
+        f"-f docker/runner.Dockerfile -t {REPO_URL}:0123456789ab --push ."
+    ]
+    written = json.loads((tf_dir / "runner-image.auto.tfvars.json").read_text())
+    assert written == {"runner_image_tag": "0123456789ab"}
+
+
+def test_runner_image_already_pushed_is_not_built_again(push_image: Any) -> None:
+    result, calls, tf_dir = push_image("runner", "0123456789ab", STUB_PUSHED="1")
+    assert result.returncode == 0, result.stderr
+    assert not [c for c in calls if c.startswith("docker buildx")]
+    assert "already in the repository" in result.stdout
+    assert json.loads((tf_dir / "runner-image.auto.tfvars.json").read_text())
+
+
+def test_runner_image_refuses_latest_and_a_missing_repository(push_image: Any) -> None:
+    result, _, tf_dir = push_image("runner", "latest")
+    assert result.returncode != 0 and "never used" in result.stderr
+    assert not (tf_dir / "runner-image.auto.tfvars.json").exists()
+    result, _, _ = push_image("runner", "abc", STUB_NO_STATE="1")
+    assert result.returncode != 0 and "make image-repositories" in result.stderr
+
+
+def test_runner_image_tag_is_the_commit_and_needs_a_clean_tree(
+    push_image: Any, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "a.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    result, _, tf_dir = push_image("runner", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tf_dir / "runner-image.auto.tfvars.json").read_text()) == {
+        "runner_image_tag": head
+    }
+    (repo / "a.py").write_text("x = 2\n")
+    result, calls, _ = push_image("runner", cwd=repo)
+    assert result.returncode != 0 and "uncommitted changes" in result.stderr
+    assert not [c for c in calls if c.startswith("docker buildx")]
+
+
+def test_vllm_image_is_mirrored_into_ecr_under_its_version(push_image: Any) -> None:
+    result, calls, tf_dir = push_image("vllm", "vllm/vllm-openai:v0.20.1")
+    assert result.returncode == 0, result.stderr
+    assert [c for c in calls if c.startswith("docker") and "login" not in c] == [
+        "docker pull --platform linux/amd64 vllm/vllm-openai:v0.20.1",
+        f"docker tag vllm/vllm-openai:v0.20.1 {REPO_URL}-vllm:v0.20.1",
+        f"docker push {REPO_URL}-vllm:v0.20.1",
+    ]
+    assert json.loads((tf_dir / "vllm-image.auto.tfvars.json").read_text()) == {
+        "vllm_image": f"{REPO_URL}-vllm:v0.20.1"
+    }
+    result, _, _ = push_image("vllm", "vllm/vllm-openai:latest")
+    assert result.returncode != 0 and "version tag" in result.stderr
+
+
+def test_make_mirrors_the_vllm_image_terraform_defaults_to() -> None:
+    made = re.search(r"^VLLM_IMAGE \?= (\S+)$", (ROOT / "docker" / "runner.mk").read_text(), re.M)
+    default = re.search(
+        r'variable "vllm_image" \{.*?default\s+=\s+"([^"]+)"',
+        (TF_DIR / "variables.tf").read_text(),
+        re.S,
+    )
+    assert made and default and made.group(1) == default.group(1)
