@@ -95,25 +95,6 @@ run "pipeline_without_runners" {
     )
     error_message = "without runners: DLQ, Lambda and chunk-age alarms, no ECS alarm, no topic unless asked"
   }
-
-  assert {
-    condition = (
-      output.region == "us-east-1" && output.queue_prefix == "pagefleet" &&
-      output.queue_names == { ingest = "pagefleet-ingest", chunks = "pagefleet-chunks", completion = "pagefleet-completion" } &&
-      output.dead_letter_queue_names == { ingest = "pagefleet-ingest-dlq", chunks = "pagefleet-chunks-dlq", completion = "pagefleet-completion-dlq" } &&
-      keys(output.queue_urls) == keys(output.dead_letter_queue_urls) && keys(output.dead_letter_queue_arns) == ["chunks", "completion", "ingest"]
-    )
-    error_message = "terraform output -json holds what the pagefleet command needs: bucket, region, queue prefix, names, URLs and DLQ ARNs"
-  }
-
-  assert {
-    condition = (
-      length(module.alarms.dead_letter_alarm_arns) == 3 && length(module.alarms.lambda_error_alarm_arns) == 3 &&
-      length(module.alarms.lambda_throttle_alarm_arns) == 3 && module.alarms.task_start_failure_alarm_arn == null &&
-      output.alarm_topic_arn == null
-    )
-    error_message = "without runners: DLQ, Lambda and chunk-age alarms, no ECS alarm, no topic unless asked"
-  }
 }
 
 run "everything_with_the_repository_mps_scripts" {
@@ -124,11 +105,6 @@ run "everything_with_the_repository_mps_scripts" {
     vpc_id           = "vpc-0123456789abcdef0"
     subnet_ids       = ["subnet-0123456789abcdef0"]
     runner_image_tag = "0123456789ab"
-    condition     = output.ecs_event_log_group_name == "/aws/events/pagefleet/ecs"
-    error_message = "with runners, tasks failing to start are recorded and alarmed on"
-  }
-
-  assert {
   }
 
   assert {
@@ -225,19 +201,6 @@ run "latest_tag_refused" {
   command = plan
 
   variables {
-}
-
-run "alarm_emails_make_a_topic" {
-  command = plan
-
-  variables {
-    alarm_emails = ["ops@example.com"]
-  }
-
-  assert {
-    condition     = output.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:pagefleet-alarms"
-    error_message = "an alarm address creates the alarm topic"
-  }
     runner_image_tag = "latest"
   }
 
@@ -272,7 +235,7 @@ run "alarm_emails_make_a_topic" {
   }
 
   assert {
-    condition     = output.alarm_topic_arn != null
+    condition     = output.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:pagefleet-alarms"
     error_message = "an alarm address creates the alarm topic"
   }
 }
