@@ -49,7 +49,7 @@ output "kms_key_arn" {
 }
 
 output "lambda_function_names" {
-  description = "Function names by role: splitter, completion, dead_letter."
+  description = "Function names by role: splitter, completion, dead_letter, upload_dead_letter."
   value       = module.functions.lambda_function_names
 }
 

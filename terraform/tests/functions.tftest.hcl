@@ -44,20 +44,22 @@ run "functions" {
 
   assert {
     condition = { for k, f in aws_lambda_function.this : k => f.handler } == {
-      splitter    = "handlers.splitter.lambda_handler"
-      completion  = "handlers.completion.lambda_handler"
-      dead_letter = "handlers.completion.dead_letter_handler"
+      splitter           = "handlers.splitter.lambda_handler"
+      completion         = "handlers.completion.lambda_handler"
+      dead_letter        = "handlers.completion.dead_letter_handler"
+      upload_dead_letter = "handlers.splitter.dead_letter_handler"
     }
     error_message = "each function runs its handler"
   }
 
   assert {
     condition = { for k, m in aws_lambda_event_source_mapping.this : k => m.event_source_arn } == {
-      splitter    = var.queue_arns.ingest
-      completion  = var.queue_arns.completion
-      dead_letter = var.dead_letter_queue_arns.chunks
+      splitter           = var.queue_arns.ingest
+      completion         = var.queue_arns.completion
+      dead_letter        = var.dead_letter_queue_arns.chunks
+      upload_dead_letter = var.dead_letter_queue_arns.ingest
     }
-    error_message = "splitter <- ingest, completion <- completion, dead_letter <- chunks DLQ"
+    error_message = "splitter <- ingest, completion <- completion, dead_letter <- chunks DLQ, upload_dead_letter <- ingest DLQ"
   }
 
   assert {
@@ -87,7 +89,7 @@ run "functions" {
     condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.this["splitter"].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
       ReadUploads        = [["s3:GetObject", "s3:GetObjectVersion"], ["arn:aws:s3:::pf-bucket/inbox/*"]]
       WriteJobs          = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
-      WriteOutbox        = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
+      WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
       ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
       SendChunks         = [["sqs:GetQueueUrl", "sqs:SendMessage"], [var.queue_arns.chunks]]
       ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.queue_arns.ingest]]
@@ -100,7 +102,7 @@ run "functions" {
   assert {
     condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.this["completion"].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
       ReadJobs           = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
-      WriteOutbox        = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
+      WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
       ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
       ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.queue_arns.completion]]
       UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
@@ -117,6 +119,18 @@ run "functions" {
       WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-dead-letter:*"]]
     })
     error_message = "dead-letter role: write chunk results only, consume the chunks DLQ"
+  }
+
+  assert {
+    condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.this["upload_dead_letter"].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
+      ReadJobs           = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
+      WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
+      ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
+      ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.dead_letter_queue_arns.ingest]]
+      UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
+      WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-upload-dead-letter:*"]]
+    })
+    error_message = "upload-dead-letter role: read jobs/, write outbox/ records, consume the ingest DLQ"
   }
 }
 

@@ -68,8 +68,8 @@ run "pipeline_without_runners" {
   }
 
   assert {
-    condition     = module.functions.lambda_function_names == { splitter = "pagefleet-splitter", completion = "pagefleet-completion", dead_letter = "pagefleet-dead-letter" }
-    error_message = "three functions"
+    condition     = module.functions.lambda_function_names == { splitter = "pagefleet-splitter", completion = "pagefleet-completion", dead_letter = "pagefleet-dead-letter", upload_dead_letter = "pagefleet-upload-dead-letter" }
+    error_message = "four functions"
   }
 
   assert {
@@ -89,8 +89,8 @@ run "pipeline_without_runners" {
 
   assert {
     condition = (
-      length(module.alarms.dead_letter_alarm_arns) == 3 && length(module.alarms.lambda_error_alarm_arns) == 3 &&
-      length(module.alarms.lambda_throttle_alarm_arns) == 3 && module.alarms.task_start_failure_alarm_arn == null &&
+      length(module.alarms.dead_letter_alarm_arns) == 3 && length(module.alarms.lambda_error_alarm_arns) == 4 &&
+      length(module.alarms.lambda_throttle_alarm_arns) == 4 && module.alarms.task_start_failure_alarm_arn == null &&
       output.alarm_topic_arn == null
     )
     error_message = "without runners: DLQ, Lambda and chunk-age alarms, no ECS alarm, no topic unless asked"

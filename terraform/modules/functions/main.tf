@@ -20,8 +20,9 @@ locals {
         { sid = "ReadUploads", actions = ["s3:GetObject", "s3:GetObjectVersion"], resources = ["${var.bucket_arn}/inbox/*"] },
         # Manifest, chunk PDFs and the "sent" marker; HeadObject is authorised by GetObject.
         { sid = "WriteJobs", actions = ["s3:GetObject", "s3:PutObject"], resources = ["${var.bucket_arn}/jobs/*"] },
-        # A failed job's record; conditional writes read the current object first.
-        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject"], resources = ["${var.bucket_arn}/outbox/*"] },
+        # A failed job's record; conditional writes read the current object first, and the
+        # newest upload removes an older job's Markdown and assets (pagefleet/outbox.py).
+        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
         # Without it a HeadObject of a missing key is 403, not 404.
         { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
         { sid = "SendChunks", actions = ["sqs:GetQueueUrl", "sqs:SendMessage"], resources = [var.queue_arns["chunks"]] },
@@ -32,7 +33,7 @@ locals {
       source_queue = var.queue_arns["completion"]
       statements = [
         { sid = "ReadJobs", actions = ["s3:GetObject"], resources = ["${var.bucket_arn}/jobs/*"] },
-        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject"], resources = ["${var.bucket_arn}/outbox/*"] },
+        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
         { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
       ]
     }
@@ -41,6 +42,17 @@ locals {
       source_queue = var.dead_letter_queue_arns["chunks"]
       statements = [
         { sid = "RecordFailedChunks", actions = ["s3:PutObject"], resources = ["${var.bucket_arn}/jobs/*/results/*"] },
+      ]
+    }
+    # An upload whose event reached the ingest DLQ still ends with a failed record (rule 3).
+    upload_dead_letter = {
+      handler      = "handlers.splitter.dead_letter_handler"
+      source_queue = var.dead_letter_queue_arns["ingest"]
+      statements = [
+        # The job's "sent" marker: a job that was split after all is left to finish.
+        { sid = "ReadJobs", actions = ["s3:GetObject"], resources = ["${var.bucket_arn}/jobs/*"] },
+        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
+        { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
       ]
     }
   }

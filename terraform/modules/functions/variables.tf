@@ -42,12 +42,13 @@ variable "timeout_s" {
 }
 
 variable "memory_mb" {
-  description = "Memory (128-10240 MB) per function: splitter, completion, dead_letter. The splitter holds a whole PDF."
+  description = "Memory (128-10240 MB) per function: splitter, completion, dead_letter, upload_dead_letter. The splitter holds a whole PDF."
   type        = map(number)
   default = {
-    splitter    = 2048
-    completion  = 1024
-    dead_letter = 256
+    splitter           = 2048
+    completion         = 1024
+    dead_letter        = 256
+    upload_dead_letter = 256
   }
 }
 
@@ -55,9 +56,10 @@ variable "reserved_concurrency" {
   description = "Reserved concurrent executions per function (-1: unreserved). Caps what a burst of uploads can do to S3 and the account's Lambda quota."
   type        = map(number)
   default = {
-    splitter    = 10
-    completion  = 5
-    dead_letter = 2
+    splitter           = 10
+    completion         = 5
+    dead_letter        = 2
+    upload_dead_letter = 2
   }
 }
 
@@ -65,9 +67,10 @@ variable "batch_size" {
   description = "SQS messages per invocation per function. One PDF per splitter invocation keeps its memory and time bounded."
   type        = map(number)
   default = {
-    splitter    = 1
-    completion  = 10
-    dead_letter = 10
+    splitter           = 1
+    completion         = 10
+    dead_letter        = 10
+    upload_dead_letter = 10
   }
 }
 
