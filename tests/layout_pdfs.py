@@ -191,3 +191,31 @@ def scanned(folder: Path, texts: list[str]) -> Path:
     path = folder / "scanned.pdf"
     pdf.output(str(path))
     return path
+
+
+def outline_destinations(folder: Path) -> Path:
+    """Bookmarks whose destinations point at headings that say more than the bookmark does.
+
+    Page 1 has a short caption with the words of a bookmark above the heading the bookmark
+    points at; the heading carries a number and a date the bookmark lacks. Page 2 has a part
+    title set on two lines in two styles, one bookmark for both.
+    """
+    pdf = _new()
+    _para(pdf, "Gauging Stations")  # a caption, not the heading
+    _para(pdf, LOREM)
+    pdf.start_section("3-1 Gauging Stations", level=0)
+    _para(pdf, "Exhibit 3-1 (07-01-2019) Gauging Stations")
+    _para(pdf, LOREM)
+    pdf.start_section("Sampling", level=1)
+    _para(pdf, "3.1.1 Sampling")
+    _para(pdf, LOREM)
+    pdf.add_page()
+    pdf.start_section("II The Deltas", level=0)
+    _heading(pdf, "Part II", 12)
+    pdf.set_font("Helvetica", "", 18)
+    pdf.cell(0, 10, "The Deltas", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(4)
+    _para(pdf, LOREM)
+    path = folder / "outline_destinations.pdf"
+    pdf.output(str(path))
+    return path

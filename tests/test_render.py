@@ -98,6 +98,54 @@ def test_outline_confirms_headings(tmp_path: Path) -> None:
         assert heading in md
 
 
+def test_outline_destinations_pick_the_heading_and_keep_its_words(tmp_path: Path) -> None:
+    pdf = layout_pdfs.outline_destinations(tmp_path)
+    outline = read_outline(pdf)
+    assert [(e["title"], e["level"], e["page"]) for e in outline] == [
+        ("3-1 Gauging Stations", 1, 1),
+        ("Sampling", 2, 1),
+        ("II The Deltas", 1, 2),
+    ]
+    pages = extract_pages(pdf, 1)
+    # Each destination's height is where its heading line starts (within a line).
+    for entry, text in zip(outline, ["Exhibit 3-1", "3.1.1 Sampling", "Part II"], strict=True):
+        page = pages[entry["page"] - 1]
+        line = next(
+            ln
+            for b in page["blocks"]
+            if "lines" in b
+            for ln in b["lines"]
+            if ln["spans"][0]["t"].startswith(text)
+        )
+        assert abs(entry["top"] - line["bbox"][1]) < 12
+    md = render_document(pages, outline).splitlines()
+    # The block at the destination, in its own words: the number and date stay.
+    assert "# Exhibit 3-1 (07-01-2019) Gauging Stations" in md
+    assert "## 3.1.1 Sampling" in md
+    # The caption with the same words, higher on the page, stays a paragraph.
+    assert "Gauging Stations" in md
+    # A title set on two lines in two styles is one heading.
+    assert "# Part II The Deltas" in md
+
+
+def test_ocr_lines_are_never_headings_by_size() -> None:
+    def block(y: float, text: str, size: float) -> TextBlock:
+        bbox = [72, y, 400, y + size]
+        return {"bbox": bbox, "lines": [{"bbox": bbox, "spans": [{"t": text, "s": size}]}]}
+
+    body = [block(200 + 20 * i, "text read from a scanned page by the OCR", 10) for i in range(8)]
+    page: Page = {
+        "number": 1,
+        "ocr": True,
+        "width": 612,
+        "height": 792,
+        "blocks": [block(100, "A tall line the detector boxed", 24), *body],
+    }
+    assert "#" not in render_document([page])
+    # The same page from a text layer: the size says heading.
+    assert "# A tall line the detector boxed" in render_document([{**page, "ocr": False}])
+
+
 def test_footnote_kept_apart_from_paragraph() -> None:
     def line(text: str, y: float, size: float, x: float = 50) -> Line:
         return {"bbox": [x, y, x + 400, y + size], "spans": [{"t": text, "s": size}]}

@@ -6,9 +6,12 @@ and the completion step passes it to :func:`pagefleet.layout.render_document`.
 
 from __future__ import annotations
 
+import ctypes
+import math
 import os
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from pagefleet.layout.schema import OutlineEntry
 
@@ -27,14 +30,48 @@ def read_outline(pdf_path: str | os.PathLike[str]) -> list[OutlineEntry]:
 
 
 def outline_of(pdf: pdfium.PdfDocument) -> list[OutlineEntry]:
-    """Bookmarks in document order: title, level (1 = top) and 1-based target page."""
+    """Bookmarks in document order: title, level (1 = top), 1-based target page and, where the
+    destination gives one, the height it points at (``top``, from the page's top edge, in the
+    layout's coordinates)."""
     entries: list[OutlineEntry] = []
+    tops: dict[int, tuple[float, float] | None] = {}  # page index -> (crop box bottom, height)
     for item in pdf.get_toc(max_depth=MAX_DEPTH):
         if len(entries) >= MAX_ENTRIES:
             break
-        index = item.get_dest().get_index() if item.get_dest() else None
+        dest = item.get_dest()
+        index = dest.get_index() if dest else None
         title = " ".join(item.get_title().split())
-        if title:
-            page = index + 1 if index is not None and 0 <= index < len(pdf) else None
-            entries.append({"title": title, "level": item.level + 1, "page": page})
+        if not title:
+            continue
+        page = index + 1 if index is not None and 0 <= index < len(pdf) else None
+        entry: OutlineEntry = {"title": title, "level": item.level + 1, "page": page}
+        if dest is not None and index is not None and page is not None:
+            y = _dest_y(dest)
+            if y is not None:
+                if index not in tops:
+                    tops[index] = _page_frame(pdf, index)
+                frame = tops[index]
+                if frame is not None and -1.0 <= y - frame[0] <= frame[1] + 1.0:
+                    entry["top"] = round(frame[1] - (y - frame[0]), 1)
+        entries.append(entry)
     return entries
+
+
+def _dest_y(dest: pdfium.PdfDest) -> float | None:
+    """The y (PDF user space) a destination points at, None when it leaves y unchanged."""
+    has_x, has_y, has_zoom = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    x, y, zoom = pdfium_c.FS_FLOAT(), pdfium_c.FS_FLOAT(), pdfium_c.FS_FLOAT()
+    ok = pdfium_c.FPDFDest_GetLocationInPage(dest, has_x, has_y, has_zoom, x, y, zoom)
+    return float(y.value) if ok and has_y.value else None
+
+
+def _page_frame(pdf: pdfium.PdfDocument, index: int) -> tuple[float, float] | None:
+    """(bottom, height) of the visible box of an upright page, as the converter measures it."""
+    page = pdf[index]
+    try:
+        if page.get_rotation() != 0:
+            return None
+        _, bottom, _, top = page.get_bbox()
+        return bottom, float(math.ceil(abs(top - bottom)))
+    finally:
+        page.close()

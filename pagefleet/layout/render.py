@@ -25,9 +25,6 @@ _SPACES = re.compile(r"\s+")
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
 )
-_NUMBERING = re.compile(
-    r"^\s*(?:chapter\s+|part\s+|appendix\s+)?(?:\d+(?:\.\d+)*|[ivxlc]+|[a-z])\.?\s+"
-)
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
@@ -41,30 +38,34 @@ def render_document(pages: Sequence[Page], outline: Sequence[OutlineEntry] | Non
     """The Markdown of a whole document from all its page layouts, in page order.
 
     ``outline`` is the document's bookmarks (:func:`pagefleet.layout.outline.read_outline`);
-    where given, blocks whose text is a bookmark title on its page become headings at the
-    bookmark's depth.
+    where given, the block each bookmark points at becomes a heading at the bookmark's depth,
+    in the block's own words, and font sizes rank only the headings the outline lacks.
     """
     doc = _Analysis.of(pages, outline or ())
     out = _Writer(doc)
     for pi, page in enumerate(pages):
         blocks: list[Block] = []
+        refs: list[tuple[int, int]] = []
         for bi, block in enumerate(page["blocks"]):
             if "rows" in block:
                 blocks.append(block)
-                continue
-            lines = [
-                line for li, line in enumerate(block["lines"]) if (pi, bi, li) not in doc.furniture
-            ]
-            if lines:
+            else:
+                lines = [
+                    ln for li, ln in enumerate(block["lines"]) if (pi, bi, li) not in doc.furniture
+                ]
+                if not lines:
+                    continue
                 blocks.append({"bbox": block["bbox"], "lines": lines})
+            refs.append((pi, bi))
         notes = _footnotes(blocks, page["height"], doc.body_size)
-        for i, block in enumerate(blocks):
+        for block, ref, i in zip(blocks, refs, range(len(blocks)), strict=True):
             if "rows" in block:
                 out.table(block["rows"])
-            elif i in notes:
+            elif i in notes and ref not in doc.bookmarked:
                 out.footnote(block)
             else:
-                out.block(block, page["number"])
+                level = doc.heading_level(block["lines"], ref, page["ocr"])
+                out.block(block, page["number"], level)
     return out.finish()
 
 
@@ -172,26 +173,15 @@ class _Analysis:
     body_size: float
     levels: dict[tuple[float, bool], int]
     vocabulary: set[str]
-    # normalised bookmark title -> [(page, level)]
-    outline: dict[str, list[tuple[int, int]]]
+    # (page index, block index) -> level: the blocks the outline's entries point at.
+    bookmarked: dict[tuple[int, int], int]
 
     @classmethod
     def of(cls, pages: Sequence[Page], outline: Sequence[OutlineEntry]) -> _Analysis:
         furniture = find_furniture(pages)
         sizes: Counter[float] = Counter()
         vocabulary: set[str] = set()
-        for pi, page in enumerate(pages):
-            for bi, block in enumerate(page["blocks"]):
-                if "lines" not in block:
-                    continue
-                for li, line in enumerate(block["lines"]):
-                    if (pi, bi, li) in furniture:
-                        continue
-                    text = line_text(line)
-                    sizes[_bucket(line_size(line))] += len(text)
-                    vocabulary.update(w.lower() for w in _WORD.findall(text))
-        body = sizes.most_common(1)[0][0] if sizes else 0.0
-        styles: set[tuple[float, bool]] = set()
+        kept: dict[tuple[int, int], list[Line]] = {}
         for pi, page in enumerate(pages):
             for bi, block in enumerate(page["blocks"]):
                 if "lines" not in block:
@@ -199,34 +189,134 @@ class _Analysis:
                 lines = [
                     ln for li, ln in enumerate(block["lines"]) if (pi, bi, li) not in furniture
                 ]
-                style = _heading_style(lines, body)
-                if style:
-                    styles.add(style)
-        ranked = sorted(styles, key=lambda s: (-s[0], not s[1]))
-        levels = {style: min(rank + 1, 6) for rank, style in enumerate(ranked)}
-        bookmarks: dict[str, list[tuple[int, int]]] = {}
-        for entry in outline:
-            target = entry.get("page")
-            if target is not None and title_key(entry["title"]):
-                bookmarks.setdefault(title_key(entry["title"]), []).append(
-                    (target, min(max(entry["level"], 1), 6))
-                )
-        return cls(furniture, body, levels, vocabulary, bookmarks)
+                if not lines:
+                    continue
+                kept[pi, bi] = lines
+                for line in lines:
+                    text = line_text(line)
+                    vocabulary.update(w.lower() for w in _WORD.findall(text))
+                    # OCR has no font sizes to rank: its lines never make the body size.
+                    if not page["ocr"]:
+                        sizes[_bucket(line_size(line))] += len(text)
+        body = sizes.most_common(1)[0][0] if sizes else 0.0
+        bookmarked = _match_outline(pages, kept, outline)
+        styles: dict[tuple[float, bool], Counter[int]] = {}
+        for (pi, _), lines in kept.items():
+            style = None if pages[pi]["ocr"] else _heading_style(lines, body)
+            if style:
+                styles.setdefault(style, Counter())
+        for (pi, bi), level in bookmarked.items():
+            style = None if pages[pi]["ocr"] else _heading_style(kept[pi, bi], body)
+            if style:
+                styles[style][level] += 1
+        return cls(furniture, body, _style_levels(styles), vocabulary, bookmarked)
 
-    def heading_level(self, lines: list[Line], page: int) -> int | None:
+    def heading_level(self, lines: list[Line], ref: tuple[int, int], ocr: bool) -> int | None:
         """The heading level of a block, or None for body text."""
-        if self.outline and len(lines) <= 3:
-            for target, level in self.outline.get(title_key(" ".join(map(line_text, lines))), ()):
-                # A bookmark may point at the page before its heading (at the page's end).
-                if target - 1 <= page <= target + 1:
-                    return level
+        if ref in self.bookmarked:
+            return self.bookmarked[ref]
+        if ocr:
+            return None  # OCR lines have no font sizes to rank
         style = _heading_style(lines, self.body_size)
         return None if style is None else self.levels[style]
 
 
-def title_key(title: str) -> str:
-    """Title for matching: section numbers ("1.2", "IV") and all but letters and digits dropped."""
-    return "".join(c for c in _NUMBERING.sub("", title.lower()) if c.isalnum())
+def _style_levels(styles: dict[tuple[float, bool], Counter[int]]) -> dict[tuple[float, bool], int]:
+    """Heading level per (size, bold) style, largest first.
+
+    A style that outline entries were found in takes their most common level; any other takes
+    one level below the nearest larger style (or level 1), so font ranking fills in only where
+    the outline says nothing. Without an outline this is plain ranking by size.
+    """
+    levels: dict[tuple[float, bool], int] = {}
+    above = 0
+    for style in sorted(styles, key=lambda s: (-s[0], not s[1])):
+        seen = styles[style]
+        level = seen.most_common(1)[0][0] if seen else above + 1
+        levels[style] = min(max(level, 1), 6)
+        above = levels[style]
+    return levels
+
+
+_TITLE_WORD = re.compile(r"[^\W\d_]+|\d+")
+# A block holding a bookmark's title: most of the title's words, and not much else.
+_TITLE_COVER = 0.8
+_BLOCK_COVER = 0.4
+_TITLE_MAX_LINES = 4
+
+
+def _title_words(text: str) -> Counter[str]:
+    return Counter(_TITLE_WORD.findall(text.lower()))
+
+
+def _holds(title: Counter[str], have: Counter[str]) -> bool:
+    """Whether a block with words ``have`` holds a bookmark title with words ``title``.
+
+    Most of the title's words, and few words of other letters: numbers and dates a heading
+    carries beyond its bookmark ("Exhibit 2.3.59-1 (07-01-2019) ...") are not held against it.
+    """
+    common = title & have
+    if sum(common.values()) < _TITLE_COVER * sum(title.values()):
+        return False
+    letters = sum(n for w, n in have.items() if not w.isdigit())
+    held = sum(n for w, n in common.items() if not w.isdigit())
+    return held >= _BLOCK_COVER * letters
+
+
+def _match_outline(
+    pages: Sequence[Page], kept: dict[tuple[int, int], list[Line]], outline: Sequence[OutlineEntry]
+) -> dict[tuple[int, int], int]:
+    """The block each outline entry points at, with the entry's level (0: the block continues
+    the heading of the block before it, a title set on two lines in two styles).
+
+    The entry's page (or the page after it, or before it: producers point at the end of the
+    previous page too) is searched for a short block holding the title's words, or two
+    consecutive ones that do together; of several, the one nearest the height the destination
+    gives, else the first in reading order. The block keeps its own words (a bookmark may
+    drop a number or a date the heading has).
+    """
+    index = {page["number"]: pi for pi, page in enumerate(pages)}
+    words: dict[tuple[int, int], Counter[str]] = {}
+
+    def words_of(ref: tuple[int, int]) -> Counter[str] | None:
+        lines = kept.get(ref)
+        if lines is None or len(lines) > _TITLE_MAX_LINES or ref in out:
+            return None
+        if ref not in words:
+            words[ref] = _title_words(" ".join(map(line_text, lines)))
+        return words[ref]
+
+    out: dict[tuple[int, int], int] = {}
+    for entry in outline:
+        target = entry.get("page")
+        title = _title_words(entry["title"])
+        if target is None or not title:
+            continue
+        top = entry.get("top")
+        best: tuple[tuple[int, int, float, int], list[tuple[int, int]]] | None = None
+        for shift, number in enumerate((target, target + 1, target - 1)):
+            pi = index.get(number)
+            if pi is None:
+                continue
+            blocks = pages[pi]["blocks"]
+            for bi, block in enumerate(blocks):
+                have = words_of((pi, bi))
+                if have is None:
+                    continue
+                refs = [(pi, bi)]
+                if not _holds(title, have):
+                    after = words_of((pi, bi + 1)) if bi + 1 < len(blocks) else None
+                    if after is None or not _holds(title, have + after):
+                        continue
+                    refs.append((pi, bi + 1))
+                distance = abs(block["bbox"][1] - top) if top is not None and not shift else 0.0
+                key = (shift, len(refs), distance, bi)
+                if best is None or key < best[0]:
+                    best = key, refs
+        if best is not None:
+            level = min(max(entry["level"], 1), 6)
+            out.update({ref: level if k == 0 else 0 for k, ref in enumerate(best[1])})
+    return out
 
 
 def _bucket(size: float) -> float:
@@ -270,8 +360,7 @@ class _Writer:
     notes: list[str] = field(default_factory=list)
     list_indents: list[float] = field(default_factory=list)
 
-    def block(self, block: TextBlock, page: int) -> None:
-        level = self.doc.heading_level(block["lines"], page)
+    def block(self, block: TextBlock, page: int, level: int | None) -> None:
         para = self.open_para
         if level is None and para is not None and self._broken(para, block, page):
             para["lines"].extend(block["lines"])
@@ -281,7 +370,10 @@ class _Writer:
         if level is not None:
             self.list_indents.clear()
             text = _plain(block["lines"], self.doc.vocabulary)
-            self.parts.append(("heading", "#" * level + " " + text))
+            if level == 0 and self.parts and self.parts[-1][0] == "heading":
+                self.parts[-1] = ("heading", self.parts[-1][1] + " " + text)
+            else:
+                self.parts.append(("heading", "#" * max(level, 1) + " " + text))
             return
         marker = LIST_MARKER.match(line_text(block["lines"][0]))
         if marker:

@@ -67,3 +67,6 @@ class OutlineEntry(TypedDict):
     title: str
     level: int  # 1 for top-level bookmarks
     page: int | None  # 1-based target page, None when it points nowhere
+    # Where on the page the destination points, from the top in layout coordinates, when it
+    # says (many producers point at the heading's baseline or just above it).
+    top: NotRequired[float]
