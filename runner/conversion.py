@@ -4,6 +4,9 @@ Conversion runs out of the worker's process so its event loop (heartbeats, signa
 blocks, and so a hostile chunk that hangs, balloons or crashes pdfium takes down only this
 child: the worker kills it, records why, and starts a fresh one. The child is reused for every
 chunk because building a converter costs more than converting a chunk (DESIGN.md).
+
+The child hands back the pages as the JSON bytes the worker uploads: the worker never
+validates, copies or re-serialises them (:func:`result_json` splices them into the result).
 """
 
 from __future__ import annotations
@@ -18,12 +21,20 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from pydantic import TypeAdapter
 
 from pagefleet.errors import ErrorCode, PagefleetError
-from pagefleet.models import PageContent
+from pagefleet.models import ChunkResult, PageContent
 from pagefleet.settings import Settings
 
 _MEMORY_CHECK_S = 0.2
+_PAGES = TypeAdapter(list[PageContent])
+
+
+def result_json(result: ChunkResult, pages_json: bytes) -> bytes:
+    """``result`` as JSON with ``pages_json`` (the child's bytes) as its pages, unparsed."""
+    head = result.model_dump_json(exclude_none=True, exclude={"pages"}).encode()
+    return head[:-1] + b',"pages":' + pages_json + b"}"
 
 
 def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]) -> None:
@@ -39,7 +50,7 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
             return  # the worker went away
         try:
             pages = converter.convert(Path(pdf_path), first_page, Path(assets_dir))
-            conn.send(("ok", [p.model_dump() for p in pages]))
+            conn.send(("ok", _PAGES.dump_json(pages, exclude_none=True)))
         except Exception as exc:
             conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=5)))
 
@@ -75,8 +86,9 @@ class ConversionProcess:
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
 
-    async def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
-        """Convert one chunk; :class:`PagefleetError` (timeout, memory, convert_error) if not."""
+    async def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> bytes:
+        """Convert one chunk into its pages as JSON (a list of :class:`PageContent`);
+        :class:`PagefleetError` (timeout, memory, convert_error) if not."""
         if self._process is None or not self._process.is_alive():
             await self.start()
         assert self._conn is not None
@@ -118,7 +130,8 @@ class ConversionProcess:
                 f"the conversion process died (exit code {self._last_exit})",
             ) from None
         if reply[0] == "ok":
-            return [PageContent.model_validate(p) for p in reply[1]]
+            pages_json: bytes = reply[1]
+            return pages_json
         raise PagefleetError(ErrorCode.CONVERT_ERROR, reply[1])
 
     async def _receive(self) -> Any:

@@ -25,7 +25,7 @@ from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ErrorInfo
 from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, PreconditionFailed
-from runner.conversion import ConversionProcess
+from runner.conversion import ConversionProcess, result_json
 from runner.worker_state import WorkerState
 
 log = logging.getLogger("pagefleet.worker")
@@ -115,7 +115,7 @@ class Worker:
         heartbeat = asyncio.ensure_future(self._heartbeat(receipt))
         bucket = AsyncBucket(self.s3, chunk_message.bucket)
         try:
-            result = await self._convert(bucket, chunk_message, attempts)
+            result, pages_json = await self._convert(bucket, chunk_message, attempts)
             key = keys.chunk_result(chunk_message.job_id, chunk_message.chunk.index)
             if result.status == "failed" and attempts < self.settings.max_attempts:
                 log.warning(
@@ -126,7 +126,7 @@ class Worker:
                 )
                 await self.queue.extend(receipt, 0)
                 return
-            await self._write_result(bucket, key, result)
+            await self._write_result(bucket, key, result, pages_json)
             await self.queue.delete(receipt)
             if result.status == "done":
                 self.chunks_done += 1
@@ -145,7 +145,8 @@ class Worker:
 
     async def _convert(
         self, bucket: AsyncBucket, message: ChunkMessage, attempts: int
-    ) -> ChunkResult:
+    ) -> tuple[ChunkResult, bytes]:
+        """The chunk's result (without its pages) and its pages as the child's JSON bytes."""
         started = time.time()
         base = dict(
             job_id=message.job_id,
@@ -163,17 +164,18 @@ class Worker:
             )
             convert_started = time.perf_counter()
             try:
-                pages = await self.conversion.convert(
+                pages_json = await self.conversion.convert(
                     pdf_path, message.chunk.first_page, assets_dir
                 )
             except PagefleetError as exc:
-                return ChunkResult(
+                failed = ChunkResult(
                     status="failed",
                     error=ErrorInfo(code=exc.code, message=exc.message),
                     convert_s=time.perf_counter() - convert_started,
                     finished_at=time.time(),
                     **base,  # type: ignore[arg-type]
                 )
+                return failed, b"[]"
             convert_s = time.perf_counter() - convert_started
             upload_started = time.perf_counter()
             assets = sorted(p.name for p in assets_dir.iterdir())
@@ -185,18 +187,20 @@ class Worker:
                     for name in assets
                 )
             )
-        return ChunkResult(
+        done = ChunkResult(
             status="done",
-            pages=pages,
             assets=assets,
             convert_s=convert_s,
             upload_s=time.perf_counter() - upload_started,
             finished_at=time.time(),
             **base,  # type: ignore[arg-type]
         )
+        return done, pages_json
 
-    async def _write_result(self, bucket: AsyncBucket, key: str, result: ChunkResult) -> None:
-        body = result.model_dump_json(exclude_none=True).encode()
+    async def _write_result(
+        self, bucket: AsyncBucket, key: str, result: ChunkResult, pages_json: bytes
+    ) -> None:
+        body = result_json(result, pages_json)
         if result.status == "done":
             # A twin delivery converting the same chunk writes the same pages: last write wins.
             await bucket.put(key, body, content_type="application/json")
