@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -18,7 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers import clients
 from pagefleet import keys
-from pagefleet.completion import complete_job, record_dead_chunk
+from pagefleet.completion import CompletionOutcome, complete_job, record_dead_chunk
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import ChunkMessage
 from pagefleet.settings import Settings
@@ -31,19 +32,34 @@ logger = Logger(service="pagefleet-completion")
 metrics = Metrics(namespace="pagefleet", service="completion")
 
 
-def record_handler(record: SQSRecord) -> None:
+# What each job's check in this batch came to: an outcome, or the error it raised.
+BatchChecks = dict[tuple[str, str], CompletionOutcome | Exception]
+
+
+def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None:
     metrics.add_metric(name="CompletionMessages", unit=MetricUnit.Count, value=1)
     settings = Settings()
-    # One completion check per job, however many of its results this message announces.
+    checks = {} if checks is None else checks
+    # One completion check per job per batch, however many of its results the batch announces:
+    # every result announced in a batch was written before the batch was received, so the first
+    # check of a job sees them all. A record whose job's check failed fails with it.
     jobs = {
         (source.bucket, parsed[0])
         for source in sources_in_sqs_body(record.body)
         if (parsed := keys.job_of_result(source.key))
     }
     for bucket_name, job_id in sorted(jobs):
-        outcome = complete_job(clients.bucket(settings, bucket_name), job_id)
-        logger.info("completion check", extra={"job_id": job_id, "outcome": outcome})
-        metrics.add_metric(name=f"Completion_{outcome}", unit=MetricUnit.Count, value=1)
+        if (bucket_name, job_id) not in checks:
+            try:
+                outcome = complete_job(clients.bucket(settings, bucket_name), job_id)
+            except Exception as exc:
+                checks[(bucket_name, job_id)] = exc
+                raise
+            checks[(bucket_name, job_id)] = outcome
+            logger.info("completion check", extra={"job_id": job_id, "outcome": outcome})
+            metrics.add_metric(name=f"Completion_{outcome}", unit=MetricUnit.Count, value=1)
+        elif isinstance(failed := checks[(bucket_name, job_id)], Exception):
+            raise failed
 
 
 def dead_letter_record_handler(record: SQSRecord) -> None:
@@ -60,8 +76,12 @@ def dead_letter_record_handler(record: SQSRecord) -> None:
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    checks: BatchChecks = {}
     return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
+        event=event,
+        record_handler=functools.partial(record_handler, checks=checks),
+        processor=processor,
+        context=context,
     )
 
 

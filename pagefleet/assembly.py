@@ -1,12 +1,20 @@
-"""Assembly: a job's chunk results in page order become one Markdown document and its record."""
+"""Assembly: a job's chunk results in page order become one Markdown document and its record.
+
+A chunk result is read once, when it lands (:meth:`LandedChunk.parse`): its own fields are
+validated, its pages stay the plain JSON the runner wrote, which is what the renderer reads.
+What needs the whole document is decided once, at the end, by the renderer (rule 5).
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 from typing import Any, cast
+
+import pydantic_core
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
@@ -19,21 +27,46 @@ from pagefleet.models import (
     JobManifest,
     JobRecord,
     JobStatus,
-    PageContent,
     StageTimings,
 )
 
+# One page of a chunk result as the runner wrote it: PageContent's JSON, not validated again.
+PageJson = dict[str, Any]
 
-def _render(pages: Sequence[PageContent], outline: list[dict[str, Any]]) -> str:
+
+@dataclass(frozen=True)
+class LandedChunk:
+    """A chunk result read for assembly: ``result`` without its pages, and the pages."""
+
+    result: ChunkResult
+    pages: list[PageJson]
+    size: int  # bytes of the result as stored
+
+    @classmethod
+    def parse(cls, body: bytes) -> LandedChunk:
+        """One JSON parse; the pages are not validated into models and dumped back (they were
+        validated when the runner made them) — 1.3 MB of layouts per 400 pages."""
+        raw = pydantic_core.from_json(body)
+        pages = raw.pop("pages", [])
+        return cls(ChunkResult.model_validate(raw), pages, len(body))
+
+    @classmethod
+    def of(cls, result: ChunkResult) -> LandedChunk:
+        """A result already in hand as a model (tests, tools)."""
+        pages = [p.model_dump(exclude_none=True) for p in result.pages]
+        return cls(result.model_copy(update={"pages": []}), pages, 0)
+
+
+def _render(pages: Sequence[PageJson], outline: list[dict[str, Any]]) -> str:
     """Pages that carry a layout are rendered together, so document-wide decisions (headings,
     running headers, paragraphs across page breaks) are made once (rule 5)."""
-    if all(p.layout is not None for p in pages):
-        # The models keep layouts and the outline as plain JSON dicts; they are the Page and
-        # OutlineEntry dicts the text-layer converter and the splitter wrote, read back as they
-        # were, and take the layout schema's types again here, at the one place they are read.
-        layouts = [cast(Page, p.layout) for p in pages if p.layout is not None]
+    if all(p.get("layout") is not None for p in pages):
+        # Layouts and the outline are plain JSON dicts; they are the Page and OutlineEntry dicts
+        # the text-layer converter and the splitter wrote, read back as they were, and take the
+        # layout schema's types again here, at the one place they are read.
+        layouts = [cast(Page, p["layout"]) for p in pages]
         return render_document(layouts, outline=cast(list[OutlineEntry], outline))
-    return "\n\n".join((p.markdown or "").strip() for p in pages).strip() + "\n"
+    return "\n\n".join((p.get("markdown") or "").strip() for p in pages).strip() + "\n"
 
 
 def _gap_note(failed: Sequence[ChunkResult]) -> str:
@@ -43,12 +76,14 @@ def _gap_note(failed: Sequence[ChunkResult]) -> str:
     return f"> **pagefleet:** {span} could not be converted ({reasons}).\n"
 
 
-def render_markdown(manifest: JobManifest, results: Sequence[ChunkResult]) -> str:
+def render_markdown(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> str:
     """The document in page order; a run of failed chunks becomes a note naming its pages."""
-    ordered = sorted(results, key=lambda r: r.chunk.index)
+    ordered = sorted(chunks, key=lambda c: c.result.chunk.index)
     parts = [
-        _render([page for r in run for page in r.pages], manifest.outline) if ok else _gap_note(run)
-        for ok, group in groupby(ordered, key=lambda r: r.status == "done")
+        _render([page for c in run for page in c.pages], manifest.outline)
+        if ok
+        else _gap_note([c.result for c in run])
+        for ok, group in groupby(ordered, key=lambda c: c.result.status == "done")
         if (run := list(group))
     ]
     text = "\n".join(p for p in parts if p.strip())
@@ -62,9 +97,10 @@ def _epoch(iso: str | None) -> float | None:
 
 
 def job_record(
-    manifest: JobManifest, results: Sequence[ChunkResult], assemble_s: float
+    manifest: JobManifest, chunks: Sequence[LandedChunk], assemble_s: float
 ) -> JobRecord:
-    ordered = sorted(results, key=lambda r: r.chunk.index)
+    landed = sorted(chunks, key=lambda c: c.result.chunk.index)
+    ordered = [c.result for c in landed]
     done = [r for r in ordered if r.status == "done"]
     status: JobStatus = "done" if len(done) == len(ordered) else "partial" if done else "failed"
     finished = time.time()
@@ -90,7 +126,13 @@ def job_record(
         ],
         converter=converted.converter,
         converter_version=converted.converter_version,
-        ocr_pages=[p.number for r in done for p in r.pages if p.ocr],
+        ocr_pages=[
+            page["number"]
+            for c in landed
+            if c.result.status == "done"
+            for page in c.pages
+            if page.get("ocr")
+        ],
         markdown=keys.outbox_markdown(manifest.rel) if done else None,
         plan=manifest.plan,
         timings=StageTimings(

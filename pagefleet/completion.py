@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from pagefleet import keys
-from pagefleet.assembly import job_record, render_markdown
+from pagefleet.assembly import LandedChunk, job_record, render_markdown
 from pagefleet.errors import ErrorCode
 from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo, JobManifest
 from pagefleet.outbox import Superseded, publish, published_job
@@ -24,7 +24,11 @@ CompletionOutcome = Literal["published", "waiting", "already", "superseded"]
 
 def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
     """Publish job ``job_id`` if all its chunks are in; returns what happened. Safe to call
-    any number of times."""
+    any number of times.
+
+    Each check reads, in this warm process, the results that landed since the last one, so
+    when the last chunk lands only it is left to read before the document is rendered.
+    """
     try:
         manifest = _manifest(bucket, job_id)
     except NotFound:
@@ -32,23 +36,23 @@ def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
         # so a missing manifest means the job's objects were expired: nothing left to do.
         log.warning("job %s has results but no manifest", job_id)
         return "waiting"
-    present = set(bucket.list_keys(keys.results_prefix(job_id)))
+    present = bucket.list_etags(keys.results_prefix(job_id))
     expected = [keys.chunk_result(job_id, c.index) for c in manifest.chunks]
-    if not present.issuperset(expected):
+    if not all(key in present for key in expected):
+        _landed(bucket, present)
         return "waiting"
     if published_job(bucket, manifest.rel) == job_id:
         return "already"
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda k: ChunkResult.model_validate_json(bucket.get(k)), expected))
+    chunks = _landed(bucket, {key: present[key] for key in expected})
     assets = {
         name: bucket.get(keys.job_assets(job_id) + name)
-        for r in results
-        if r.status == "done"
-        for name in r.assets
+        for c in chunks
+        if c.result.status == "done"
+        for name in c.result.assets
     }
-    markdown = render_markdown(manifest, results)
-    record = job_record(manifest, results, time.perf_counter() - started)
+    markdown = render_markdown(manifest, chunks)
+    record = job_record(manifest, chunks, time.perf_counter() - started)
     try:
         publish(
             bucket,
@@ -59,12 +63,53 @@ def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
         )
     except Superseded:
         return "superseded"
+    finally:
+        _forget(bucket, expected)
     log.info("job %s %s: %s pages", job_id, record.status, record.pages)
     return "published"
 
 
-# A manifest never changes once written, and a job's completion is checked once per chunk
-# result: a warm process reads each manifest once.
+# Chunk results read when they land, by (bucket, key), with the ETag they were read at: a
+# result rewritten since (a twin delivery's) is read again. Bounded by the bytes read.
+_LANDED: OrderedDict[tuple[str, str], tuple[str, LandedChunk]] = OrderedDict()
+_LANDED_BYTES = 24 * 2**20
+_LANDED_LOCK = threading.Lock()
+_READ_THREADS = 16
+
+
+def _landed(bucket: Bucket, etags: dict[str, str]) -> list[LandedChunk]:
+    """The results ``etags`` names, parsed, in its order: kept ones as they are, the others
+    read concurrently (and kept for the next check of their job)."""
+    found: dict[str, LandedChunk] = {}
+    with _LANDED_LOCK:
+        for key, etag in etags.items():
+            kept = _LANDED.get((bucket.name, key))
+            if kept is not None and kept[0] == etag:
+                _LANDED.move_to_end((bucket.name, key))
+                found[key] = kept[1]
+    missing = [key for key in etags if key not in found]
+    if missing:
+        with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(missing))) as pool:
+            read = pool.map(lambda k: LandedChunk.parse(bucket.get(k)), missing)
+            found.update(zip(missing, read, strict=True))
+        with _LANDED_LOCK:
+            for key in missing:
+                _LANDED[(bucket.name, key)] = (etags[key], found[key])
+            size = sum(chunk.size for _, chunk in _LANDED.values())
+            while _LANDED and size > _LANDED_BYTES:
+                _, (_, dropped) = _LANDED.popitem(last=False)
+                size -= dropped.size
+    return [found[key] for key in etags]
+
+
+def _forget(bucket: Bucket, keys_: list[str]) -> None:
+    with _LANDED_LOCK:
+        for key in keys_:
+            _LANDED.pop((bucket.name, key), None)
+
+
+# A manifest never changes once written, and a job's completion is checked as its results
+# land: a warm process reads each manifest once.
 _MANIFESTS: OrderedDict[tuple[str, str], JobManifest] = OrderedDict()
 _MANIFESTS_KEPT = 256
 _MANIFESTS_LOCK = threading.Lock()

@@ -95,12 +95,17 @@ class Bucket:
 
     @transient_retry
     def list_keys(self, prefix: str) -> list[str]:
-        keys: list[str] = []
+        return list(self.list_etags(prefix))
+
+    @transient_retry
+    def list_etags(self, prefix: str) -> dict[str, str]:
+        """Every key under ``prefix`` with its ETag (which changes when the object does)."""
+        found: dict[str, str] = {}
         for page in self.s3.get_paginator("list_objects_v2").paginate(
             Bucket=self.name, Prefix=prefix
         ):
-            keys.extend(item["Key"] for item in page.get("Contents", []))
-        return keys
+            found.update((item["Key"], item["ETag"]) for item in page.get("Contents", []))
+        return found
 
 
 class AsyncBucket:
