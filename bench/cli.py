@@ -36,7 +36,22 @@ def parser() -> argparse.ArgumentParser:
         metavar="PAGES",
         help="also measure generated text documents of these page counts, e.g. 2000",
     )
+    p.add_argument(
+        "--scan",
+        type=_ints,
+        default=[],
+        metavar="PAGES",
+        help="also measure generated image-only documents (every page OCR) of these page counts",
+    )
+    p.add_argument(
+        "--no-xargs",
+        action="store_true",
+        help="skip the `xargs -P W` baseline (one plain converter process per file)",
+    )
     p.add_argument("--chunk-pages", type=int, default=16, help="PAGEFLEET_CHUNK_PAGES")
+    p.add_argument(
+        "--chunk-min-cost", type=float, help="PAGEFLEET_CHUNK_MIN_COST_S (default: its default)"
+    )
     p.add_argument(
         "--splitter-pages",
         type=int,
@@ -59,15 +74,18 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if not args.inputs and not args.synthetic:
-        parser().error("give PDFs or folders, or --synthetic PAGES")
+    if not args.inputs and not args.synthetic and not args.scan:
+        parser().error("give PDFs or folders, or --synthetic PAGES, or --scan PAGES")
     config = BenchConfig(
         inputs=args.inputs,
         synthetic=args.synthetic,
+        scans=args.scan,
+        xargs=not args.no_xargs,
         workers=args.workers,
         repeat=args.repeat,
         converter=args.converter,
         chunk_pages=args.chunk_pages,
+        chunk_min_cost_s=args.chunk_min_cost,
         splitter_pages=args.splitter_pages,
         endpoint_url=args.endpoint_url,
         stack_outputs=args.stack_outputs,

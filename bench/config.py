@@ -11,10 +11,13 @@ from pathlib import Path
 class BenchConfig:
     inputs: list[Path] = field(default_factory=list)
     synthetic: list[int] = field(default_factory=list)
+    scans: list[int] = field(default_factory=list)  # image-only synthetic documents, by pages
+    xargs: bool = True  # also time `xargs -P W` plain processes over the same files
     workers: list[int] = field(default_factory=lambda: [1, 2])
     repeat: int = 3
     converter: str = "text-layer"
     chunk_pages: int = 16
+    chunk_min_cost_s: float | None = None  # PAGEFLEET_CHUNK_MIN_COST_S; None: its default
     splitter_pages: int = 2000  # the synthetic document the splitter is measured on; 0: none
     endpoint_url: str | None = None
     stack_outputs: Path | None = None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.models import Document
-from bench.synthetic import cached_synthetic
+from bench.synthetic import cached_scan, cached_synthetic
 from pagefleet.submission import count_pages, find_pdfs
 
 
@@ -26,6 +26,9 @@ def collect_documents(config: BenchConfig) -> list[Document]:
             rel = path.relative_to(root) if root.is_dir() else Path(path.name)
             docs.append(document(rel.with_suffix("").as_posix(), path))
     docs += [synthetic_document(pages, config) for pages in config.synthetic]
+    for pages in config.scans:
+        path = cached_scan(pages, config.cache_dir / "synthetic")
+        docs.append(document(path.stem, path))
     names = [d.name for d in docs]
     if len(set(names)) != len(names):
         raise ValueError(f"two inputs share a name: {names}")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     SerializerFunctionWrapHandler,
     model_serializer,
     model_validator,
@@ -75,6 +76,33 @@ class Baseline(_Model):
     pages_per_s: float
     import_s: float
     peak_rss_mb: float
+
+
+class XargsDocument(_Model):
+    seconds: float  # its process's wall seconds, imports included (median of the rounds)
+    cpu_s: float  # its process's CPU seconds: the conversion's own cost at this thread share
+
+
+class XargsRun(_Model):
+    """What a user gets first: ``xargs -P W`` over the files, one plain process per file."""
+
+    workers: int
+    command: str
+    ocr_threads: int
+    makespan_s: list[float]
+    makespan_median_s: float
+    pages_per_s: float
+    per_document: dict[str, XargsDocument]
+
+
+class PlanCheck(_Model):
+    """The splitter's plan against what the chunks took (the job record, median round)."""
+
+    estimated_s: float  # the document's estimated conversion seconds
+    converted_s: float  # the chunks' conversion seconds, summed
+    chunk_estimates_s: list[float]
+    chunk_seconds: list[float]
+    ocr_pages: int  # pages the plan took to need OCR
 
 
 class SplitCost(_Model):
@@ -157,6 +185,8 @@ class DocumentRun(_Model):
     stages: StageSeconds
     cpu: dict[str, RoleCpu]  # by role while it ran alone
     record_timings: StageTimings  # the job record's own timings, of the median round
+    # Runs before cost-based plans have none; left out of the JSON when absent.
+    plan: PlanCheck | None = Field(None, exclude_if=lambda v: v is None)
 
 
 class Overall(_Model):
@@ -235,6 +265,7 @@ class BenchResults(_Model):
     splitter: list[SplitCost]
     pipeline: list[PipelineSummary]
     targets: list[Target]
+    xargs: list[XargsRun] | None = Field(None, exclude_if=lambda v: v is None)
 
     def largest(self, count: int) -> list[str]:
         """Names of the ``count`` documents with the most pages, most first."""

@@ -25,7 +25,9 @@ def markdown(results: BenchResults) -> str:
             *_header(results),
             *_targets(results),
             *_overall(results),
+            *_xargs(results),
             *_per_document(results),
+            *_plans(results),
             *_stages(results),
             *_job_cpu(results),
             *_cores(results),
@@ -97,6 +99,61 @@ def _overall(results: BenchResults) -> list[str]:
         f"{base.peak_rss_mb:.0f} MB.",
         "",
     ]
+
+
+def _xargs(results: BenchResults) -> list[str]:
+    if not results.xargs:
+        return []
+    lines = [
+        "## What a user runs first: `xargs -P W` plain processes (one per file)",
+        "",
+        "| W | OCR threads each | makespan s | pages/s | pipeline makespan s | pipeline / xargs |",
+        "|---|---|---|---|---|---|",
+    ]
+    pipeline = {run.workers: run.overall.makespan_median_s for run in results.pipeline}
+    for x in results.xargs:
+        ours = pipeline.get(x.workers)
+        ratio = f"{x.makespan_median_s / ours:.2f}x" if ours else "-"
+        lines.append(
+            f"| {x.workers} | {x.ocr_threads} | {x.makespan_median_s:.2f} | "
+            f"{x.pages_per_s:.1f} | {ours if ours is not None else '-'} | {ratio} |"
+        )
+    slowest = max(results.xargs[-1].per_document.items(), key=lambda kv: kv[1].seconds)
+    return [
+        *lines,
+        "",
+        f"`{results.xargs[-1].command}`; its longest file: {slowest[0]} "
+        f"({slowest[1].seconds:.2f} s, {slowest[1].cpu_s:.2f} CPU s).",
+        "",
+    ]
+
+
+def _plans(results: BenchResults) -> list[str]:
+    rows = [
+        (doc.name, run.workers, run.per_document[doc.name].plan)
+        for doc in results.documents
+        for run in results.pipeline
+        if run.per_document[doc.name].plan is not None
+    ]
+    if not rows:
+        return []
+    lines = [
+        "## The splitter's plans against what the chunks took (each alone, median round)",
+        "",
+        "| document | W | chunks | OCR pages | estimated s | converted s | "
+        "dearest chunk est. s | its actual s | slowest chunk s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, w, plan in rows:
+        assert plan is not None
+        dearest = max(range(len(plan.chunk_estimates_s)), key=plan.chunk_estimates_s.__getitem__)
+        lines.append(
+            f"| {name} | {w} | {len(plan.chunk_seconds)} | {plan.ocr_pages} | "
+            f"{plan.estimated_s:.2f} | {plan.converted_s:.2f} | "
+            f"{plan.chunk_estimates_s[dearest]:.2f} | {plan.chunk_seconds[dearest]:.2f} | "
+            f"{max(plan.chunk_seconds):.2f} |"
+        )
+    return [*lines, ""]
 
 
 def _per_document(results: BenchResults) -> list[str]:

@@ -14,7 +14,7 @@ from bench.config import BenchConfig
 from bench.documents import collect_documents
 from bench.models import BenchResults, Host, HostInfo, RunSettings
 from bench.stacks import run_deployed, run_embedded
-from bench.standalone import measure_baseline, measure_split_cost
+from bench.standalone import measure_baseline, measure_split_cost, measure_xargs
 from bench.targets import targets
 
 
@@ -34,6 +34,7 @@ def run_bench(config: BenchConfig, command: str) -> BenchResults:
     started = time.time()
     host_before = host_info()
     baseline = measure_baseline(docs, config)
+    xargs = [measure_xargs(docs, w, config) for w in config.workers] if config.xargs else None
     splits = measure_split_cost(docs, config)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_stack = run_deployed if config.deployed else run_embedded
@@ -56,5 +57,6 @@ def run_bench(config: BenchConfig, command: str) -> BenchResults:
         baseline=baseline,
         splitter=splits,
         pipeline=pipeline,
-        targets=targets(docs, pipeline, splits),
+        targets=targets(docs, pipeline, splits, baseline, xargs),
+        xargs=xargs,
     )

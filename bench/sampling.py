@@ -23,6 +23,8 @@ from bench.models import GpuPeak, GpuSummary, ProcessPeak, ResourceSummary, Role
 
 # Roles of the processes of a local run, as the report names them.
 HARNESS = "harness (moto + handlers)"
+# The handlers' Lambda execution environments, processes of their own (pagefleet.local).
+HANDLERS = "handlers (Lambda environments)"
 SUPERVISOR = "supervisor"
 WORKER = "worker"
 CONVERTER = "converter"
@@ -46,6 +48,8 @@ def role_of(proc: psutil.Process, harness_pid: int) -> str:
         cmdline = " ".join(proc.cmdline())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return OTHER
+    if "pagefleet.local.environment" in cmdline:
+        return HANDLERS
     if "runner.worker" in cmdline:
         return WORKER
     if "-m runner" in cmdline:
@@ -138,7 +142,7 @@ class ResourceSampler:
         """The harness and every live descendant of the roots, keeping psutil objects (their
         CPU-percent state lives in them)."""
         found = {self.harness_pid: self._procs.get(self.harness_pid)}
-        for root in self.roots():
+        for root in [*self.roots(), *self._harness_children()]:
             try:
                 top = psutil.Process(root)
                 tree = [top, *top.children(recursive=True)]
@@ -153,6 +157,13 @@ class ResourceSampler:
                 self.roles[pid] = role_of(found[pid], self.harness_pid)  # type: ignore[arg-type]
         self._procs = {pid: p for pid, p in found.items() if p is not None}
         return self._procs
+
+    def _harness_children(self) -> list[int]:
+        """The harness's own child processes (the handlers' environments), not the runner's."""
+        try:
+            return [p.pid for p in psutil.Process(self.harness_pid).children()]
+        except psutil.NoSuchProcess:
+            return []
 
     def cpu_times(self) -> dict[int, float]:
         times: dict[int, float] = {}

@@ -66,6 +66,9 @@ def _embedded(
     stamp: str,
 ) -> PipelineSummary:
     name = f"bench-w{workers}-{stamp}".lower()
+    planning: dict[str, Any] = {}
+    if config.chunk_min_cost_s is not None:
+        planning["chunk_min_cost_s"] = config.chunk_min_cost_s
     settings = load_settings(
         endpoint_url=server.url,
         bucket=name,
@@ -73,6 +76,7 @@ def _embedded(
         chunk_pages=config.chunk_pages,
         converter=config.converter,
         workers=workers,
+        **planning,
     )
     pipeline = LocalPipeline(settings, workers=workers, server=server)
     stack = pipeline.start()

@@ -7,15 +7,18 @@ and peak RSS are their own, not this harness's; this module starts them and read
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig
 from bench.documents import synthetic_document
-from bench.models import Baseline, BaselineDocument, Document, SplitCost
+from bench.models import Baseline, BaselineDocument, Document, SplitCost, XargsDocument, XargsRun
 from bench.targets import SPLIT_TARGET_S, split_rss_budget_mb
 
 
@@ -83,6 +86,11 @@ def measure_split_cost(docs: list[Document], config: BenchConfig) -> list[SplitC
                 str(doc.path),
                 "--chunk-pages",
                 str(config.chunk_pages),
+                *(
+                    ["--chunk-min-cost", str(config.chunk_min_cost_s)]
+                    if config.chunk_min_cost_s is not None
+                    else []
+                ),
                 "--repeat",
                 str(config.repeat),
             ]
@@ -104,3 +112,45 @@ def measure_split_cost(docs: list[Document], config: BenchConfig) -> list[SplitC
             )
         )
     return rows
+
+
+def measure_xargs(docs: list[Document], workers: int, config: BenchConfig) -> XargsRun:
+    """``xargs -P W``: a fresh plain converter process per file, W side by side, each with
+    cores // W OCR threads; the makespan over every file (median of the rounds)."""
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    root = Path(__file__).resolve().parents[1]
+    command = (
+        f"xargs -0 -n 1 -P {workers} {shlex.quote(sys.executable)} -m bench.plain "
+        f"--ocr-threads {threads}"
+    )
+    files = b"".join(str(d.path).encode() + b"\0" for d in docs)
+    makespans: list[float] = []
+    lines: dict[str, list[dict[str, Any]]] = {str(d.path): [] for d in docs}
+    for _ in range(config.repeat):
+        started = time.perf_counter()
+        done = subprocess.run(
+            ["bash", "-c", command], input=files, capture_output=True, check=False, cwd=root
+        )
+        makespans.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise RuntimeError(f"xargs failed: {done.stderr.decode()[-2000:]}")
+        for line in done.stdout.decode().splitlines():
+            row = json.loads(line)
+            lines[row["file"]].append(row)
+    makespan = statistics.median(makespans)
+    pages = sum(d.pages for d in docs)
+    return XargsRun(
+        workers=workers,
+        command=f"printf '%s\\0' FILES... | {command}",
+        ocr_threads=threads,
+        makespan_s=[round(m, 3) for m in makespans],
+        makespan_median_s=round(makespan, 3),
+        pages_per_s=round(pages / makespan, 3) if makespan else 0.0,
+        per_document={
+            d.name: XargsDocument(
+                seconds=round(statistics.median(r["seconds"] for r in lines[str(d.path)]), 3),
+                cpu_s=round(statistics.median(r["cpu_s"] for r in lines[str(d.path)]), 3),
+            )
+            for d in docs
+        },
+    )

@@ -13,10 +13,12 @@ from bench.models import (
     Overall,
     PassCpu,
     PipelineSummary,
+    PlanCheck,
     RoleCpu,
     StageSeconds,
 )
 from bench.pipeline_run import PipelineRun
+from pagefleet.models import JobRecord
 from pagefleet.planning import plan_chunks
 
 
@@ -68,9 +70,11 @@ def _document_run(
     latencies = [j.latency_s for j in jobs]
     p50 = statistics.median(latencies)
     pages_per_s = doc.pages / p50 if p50 > 0 else 0.0
-    chunks = len(plan_chunks(doc.pages, chunk_pages)) if doc.pages else 0
-    lanes = max(1, min(workers, chunks))
     records = [j.record for j in jobs if j.record is not None]
+    median = records[len(records) // 2]
+    # The plan the splitter made (cost-based plans differ with the document, not only pages).
+    chunks = len(median.chunks) or (len(plan_chunks(doc.pages, chunk_pages)) if doc.pages else 0)
+    lanes = max(1, min(workers, chunks))
     return DocumentRun(
         pages=doc.pages,
         chunks=chunks,
@@ -88,7 +92,22 @@ def _document_run(
         # Median over rounds: CPU seconds by role while the document ran alone; "rest of the
         # machine" in cores says how much other work competed with it.
         cpu=_median_cpu(jobs),
-        record_timings=records[len(records) // 2].timings,
+        record_timings=median.timings,
+        plan=_plan_check(median),
+    )
+
+
+def _plan_check(record: JobRecord) -> PlanCheck | None:
+    # getattr: the bench also measures a checkout from before cost-based plans (no plan).
+    plan = getattr(record, "plan", None)
+    if plan is None:
+        return None
+    return PlanCheck(
+        estimated_s=plan.estimated_s,
+        converted_s=round(sum(c.seconds for c in record.chunks), 4),
+        chunk_estimates_s=[getattr(c, "estimated_s", None) or 0.0 for c in record.chunks],
+        chunk_seconds=[c.seconds for c in record.chunks],
+        ocr_pages=len(plan.ocr_pages),
     )
 
 

@@ -230,3 +230,49 @@ def test_earlier_runs_load_and_render(path: Path) -> None:
     assert results.model_dump(mode="json") == json.loads(path.read_text())
     per_document = _table(markdown(results).splitlines(), "## Per document")
     assert len(per_document) == 2 + len(results.documents) * len(results.pipeline)
+
+
+def test_the_xargs_baseline_and_the_plans_are_reported() -> None:
+    from bench.models import PlanCheck, XargsDocument, XargsRun
+    from bench.targets import targets
+
+    results = _results()
+    big = results.pipeline[1].per_document["big"]
+    results.pipeline[1].per_document["big"] = big.model_copy(
+        update={
+            "plan": PlanCheck(
+                estimated_s=0.6,
+                converted_s=0.5,
+                chunk_estimates_s=[0.4, 0.2],
+                chunk_seconds=[0.3, 0.2],
+                ocr_pages=3,
+            )
+        }
+    )
+    results.xargs = [
+        XargsRun(
+            workers=2,
+            command="xargs -P 2",
+            ocr_threads=1,
+            makespan_s=[2.5],
+            makespan_median_s=2.5,
+            pages_per_s=1.6,
+            per_document={
+                "big": XargsDocument(seconds=2.0, cpu_s=0.9),
+                "one": XargsDocument(seconds=0.5, cpu_s=0.3),
+            },
+        )
+    ]
+    lines = markdown(results).splitlines()
+    assert "| 2 | 1 | 2.50 | 1.6 | 1.25 | 2.00x |" in lines
+    assert "| big | 2 | 2 | 3 | 0.60 | 0.50 | 0.40 | 0.30 | 0.30 |" in lines
+    rows = {
+        t.name: t for t in targets(results.documents, results.pipeline, [], None, results.xargs)
+    }
+    assert rows["throughput over `xargs -P 2` (all documents at once)"].value == 2.0
+    assert rows["worker CPU / converter CPU, big alone, W=2"].value == 0.125
+    # big: every page planned as OCR; 0.85 s against 1.3 x 0.9 / 2.
+    scan = next(t for n, t in rows.items() if n.startswith("image-only big"))
+    assert scan.met is False and scan.value == pytest.approx(0.85 / 0.45, abs=1e-3)
+    # Earlier runs have neither: the JSON stays as they wrote it.
+    assert "xargs" not in _results().model_dump(mode="json")
