@@ -219,3 +219,37 @@ def outline_destinations(folder: Path) -> Path:
     path = folder / "outline_destinations.pdf"
     pdf.output(str(path))
     return path
+
+
+def ruler_outside_crop_box(folder: Path) -> Path:
+    """A page whose line-number ruler and printer's slug line lie outside its crop box, and a
+    line of text drawn invisible (render mode 3) over no image."""
+    from fpdf.enums import TextMode
+
+    pdf = _new()
+    pdf.set_font("Helvetica", "", 10)
+    top = pdf.get_y()
+    pdf.multi_cell(0, 5, (LOREM * 3).strip(), new_x="LMARGIN", new_y="NEXT")
+    bottom = pdf.get_y()
+    pdf.set_font("Helvetica", "", 7)
+    for n, y in enumerate(range(int(top), int(bottom), 5), 1):
+        pdf.text(4, y + 3.5, f"{n:03d}")  # the ruler, left of the crop box
+    pdf.text(20, 292, "SLUGLINE job 4711 plate cyan 2026-12-01")  # below the crop box
+    pdf.set_font("Helvetica", "", 10)
+    pdf.text_mode = TextMode.INVISIBLE
+    pdf.text(20, bottom + 10, "HIDDENWORDS nobody can see")
+    pdf.text_mode = TextMode.FILL
+    path = folder / "ruler_uncropped.pdf"
+    pdf.output(str(path))
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        page = doc[0]
+        width, height = page.get_size()
+        # fpdf works in mm: the crop box leaves out the 12 mm left strip and 12 mm at the foot.
+        page.set_cropbox(12 * 72 / 25.4, 12 * 72 / 25.4, width, height)
+        page.close()
+        out = folder / "ruler_outside_crop_box.pdf"
+        doc.save(str(out))
+    finally:
+        doc.close()
+    return out

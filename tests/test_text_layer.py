@@ -52,6 +52,21 @@ def test_layout_keeps_font_size_and_weight(tmp_path: Path) -> None:
     assert "b" not in body
 
 
+def test_only_the_visible_page_is_read(tmp_path: Path) -> None:
+    pdf = layout_pdfs.ruler_outside_crop_box(tmp_path)
+    md = convert_document(pdf)
+    paragraph = (layout_pdfs.LOREM * 3).strip()
+    # The ruler's numbers no longer interleave with the text...
+    assert paragraph in md
+    assert "001" not in md and "002" not in md
+    # ...and neither the slug line outside the crop box nor invisible text is read.
+    assert "SLUGLINE" not in md
+    assert "HIDDENWORDS" not in md
+    # The page keeps its visible size: the crop box, not the media box.
+    page = extract_pages(pdf, 1)[0]
+    assert page["width"] == pytest.approx(595 - 34, abs=1)
+
+
 @pytest.mark.parametrize("size", [1, 2, 3])
 def test_chunks_give_the_same_pages_and_markdown(tmp_path: Path, size: int) -> None:
     pdf = layout_pdfs.long_report(tmp_path, pages=5)

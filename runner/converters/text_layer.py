@@ -7,6 +7,7 @@ whole document (rule 5); what needs the whole document is decided by
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 from importlib.metadata import version as _dist_version
@@ -14,9 +15,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-from pdftext.pdf.chars import deduplicate_chars, get_chars
+from pdftext.pdf.chars import PageChars, deduplicate_chars, get_chars
 from pdftext.pdf.links import merge_links
 from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
 from pdftext.postprocessing import postprocess_text
@@ -50,6 +52,11 @@ _ITALIC = 1 << 6
 _FORCE_BOLD = 1 << 18
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 _ITALIC_NAMES = ("italic", "oblique")
+# A character whose centre is this far outside the visible page is not on it.
+_EDGE = 1.0
+# Form XObjects nest; text inside them counts as the page's.
+_MAX_DEPTH = 3
+_LAYOUT_CODES = np.array([2, 10, 13, 32], dtype=np.uint32)
 
 
 def extract_pages(
@@ -106,8 +113,7 @@ def _extract_page(
     textpage = None
     try:
         bbox = page.get_bbox()
-        width = math.ceil(abs(bbox[2] - bbox[0]))
-        height = math.ceil(abs(bbox[3] - bbox[1]))
+        width, height = _size(bbox)
         rotation = _rotation(page)
         if rotation in (90, 270):
             width, height = height, width
@@ -133,6 +139,11 @@ def _extract_page(
         if textpage is not None:
             textpage.close()
         page.close()
+
+
+def _size(bbox: list[float] | tuple[float, ...]) -> tuple[int, int]:
+    """Width and height of the visible page in whole points, as pdftext measures them."""
+    return math.ceil(abs(bbox[2] - bbox[0])), math.ceil(abs(bbox[3] - bbox[1]))
 
 
 def _tables(
@@ -230,7 +241,7 @@ def _text_lines(
     bbox: list[float],
     rotation: int,
 ) -> list[Line]:
-    chars = deduplicate_chars(get_chars(textpage, bbox, rotation))
+    chars = deduplicate_chars(_visible(get_chars(textpage, bbox, rotation), page, textpage))
     # Char boxes are only needed to cut spans at link borders, which only pages with
     # annotations can have.
     has_annots = pdfium_c.FPDFPage_GetAnnotCount(page.raw) > 0
@@ -267,6 +278,72 @@ def _text_lines(
             line["hy"] = True
         lines.append(line)
     return lines
+
+
+def _visible(chars: PageChars, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage) -> PageChars:
+    """The characters a reader of the page sees.
+
+    Dropped: characters outside the visible page (the crop box; a typesetter's line-number
+    ruler or a printer's slug line sits outside it) and text rendered invisible, unless it lies
+    over an image: that is the OCR layer of a scan, the only text the page has.
+    """
+    n = len(chars)
+    if n == 0:
+        return chars
+    width, height = _size(page.get_bbox())
+    if _rotation(page) in (90, 270):
+        width, height = height, width
+    boxes = chars.boxes
+    cx = (boxes[:, 0] + boxes[:, 2]) / 2
+    cy = (boxes[:, 1] + boxes[:, 3]) / 2
+    keep = (cx >= -_EDGE) & (cx <= width + _EDGE) & (cy >= -_EDGE) & (cy <= height + _EDGE)
+    hidden = _invisible_chars(page, textpage, chars.char_indices)
+    if hidden is not None:
+        keep &= ~hidden
+    # Line breaks and spaces pdfium generates carry no position worth trusting.
+    keep |= np.isin(chars.codes, _LAYOUT_CODES)
+    if keep.all():
+        return chars
+    codes = chars.codes[keep]
+    return PageChars(
+        "".join(map(chr, codes.tolist())),
+        codes,
+        chars.rotations[keep],
+        boxes[keep],
+        chars.font_ids[keep],
+        chars.fonts,
+        chars.char_indices[keep],
+    )
+
+
+def _invisible_chars(
+    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, indices: np.ndarray
+) -> np.ndarray | None:
+    """Mask of the characters drawn invisible and not over an image; None when there are none."""
+    invisible: set[int] = set()
+    images: list[tuple[float, float, float, float]] = []
+    for obj in page.get_objects(max_depth=_MAX_DEPTH):
+        if obj.type == pdfium_c.FPDF_PAGEOBJ_TEXT:
+            mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+            if mode == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
+                invisible.add(ctypes.cast(obj.raw, ctypes.c_void_p).value or 0)
+        elif obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            x0, y0, x1, y1 = obj.get_bounds()
+            images.append((x0, y0, x1, y1))
+    if not invisible:
+        return None
+    hidden = np.zeros(len(indices), dtype=bool)
+    raw = textpage.raw
+    left, right = ctypes.c_double(), ctypes.c_double()
+    bottom, top = ctypes.c_double(), ctypes.c_double()
+    for k, i in enumerate(indices.tolist()):
+        obj = pdfium_c.FPDFText_GetTextObject(raw, i)
+        if (ctypes.cast(obj, ctypes.c_void_p).value or 0) not in invisible:
+            continue
+        pdfium_c.FPDFText_GetCharBox(raw, i, left, right, bottom, top)
+        x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
+        hidden[k] = not any(a <= x <= c and b <= y <= d for a, b, c, d in images)
+    return hidden
 
 
 def _span(text: str, raw: dict[str, Any], textpage: pdfium.PdfTextPage, matrix: Any) -> Span:
