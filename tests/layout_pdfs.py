@@ -253,3 +253,43 @@ def ruler_outside_crop_box(folder: Path) -> Path:
     finally:
         doc.close()
     return out
+
+
+SLIDE_BULLETS = (
+    "Rivers carry sand and silt down to the coast, where the waves sort it",
+    "Deltas grow where the sea cannot carry the sediment away",
+)
+
+
+def slide(folder: Path) -> Path:
+    """A landscape slide: a title, bullets whose text wraps (the bullet glyph larger and not
+    bold, the text bold), a nested bullet, and a plot with its axes' tick labels below."""
+    pdf = FPDF(orientation="L", unit="pt", format=(600, 800))
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 32)
+    pdf.text(60, 70, "Sediment Budget")
+    y = 120.0
+    for depth, text in enumerate(SLIDE_BULLETS):
+        x = 80 + 40 * depth
+        pdf.set_font("Helvetica", "", 26)
+        pdf.text(x, y + 2, "-")
+        pdf.set_font("Helvetica", "B", 18)
+        pdf.set_xy(x + 22, y - 16)
+        pdf.multi_cell(340, 24, text)
+        y = pdf.get_y() + 30
+    # The plot: y ticks right-aligned on the axis, x ticks on one row, axis titles, a legend.
+    pdf.set_font("Helvetica", "", 10)
+    for k, value in enumerate(("40", "30", "20", "10", "0")):
+        pdf.text(150 - pdf.get_string_width(value), 330 + 36 * k, value)
+    pdf.line(155, 320, 155, 478)
+    pdf.line(155, 478, 600, 478)
+    for k, year in enumerate(("1990", "2000", "2010", "2020")):
+        pdf.text(160 + 130 * k, 492, year)
+    pdf.text(90, 400, "Tonnes")
+    pdf.text(360, 512, "Year")
+    pdf.text(520, 340, "NILE")
+    pdf.text(520, 354, "AMAZON")
+    path = folder / "slide.pdf"
+    pdf.output(str(path))
+    return path

@@ -146,6 +146,21 @@ def test_ocr_lines_are_never_headings_by_size() -> None:
     assert "# A tall line the detector boxed" in render_document([{**page, "ocr": False}])
 
 
+def test_slide_bullets_wrap_and_plot_labels_stay_together(tmp_path: Path) -> None:
+    md = convert_document(layout_pdfs.slide(tmp_path))
+    first, second = layout_pdfs.SLIDE_BULLETS
+    lines = md.splitlines()
+    # A wrapped bullet is one list item, its glyph set larger and lighter than its text.
+    assert f"- **{first}**" in lines
+    assert f"    - **{second}**" in lines
+    # The plot's tick labels, axis titles and legend: one block of figure text, after the
+    # bullets above it, never headings.
+    figure = "40 30 20 10 0 1990 2000 2010 2020 Tonnes Year NILE AMAZON"
+    assert figure in lines
+    assert lines.index(figure) > lines.index(f"    - **{second}**")
+    assert [ln for ln in lines if ln.startswith("#")] == ["# Sediment Budget"]
+
+
 def test_footnote_kept_apart_from_paragraph() -> None:
     def line(text: str, y: float, size: float, x: float = 50) -> Line:
         return {"bbox": [x, y, x + 400, y + size], "spans": [{"t": text, "s": size}]}

@@ -55,12 +55,14 @@ def render_document(pages: Sequence[Page], outline: Sequence[OutlineEntry] | Non
                 ]
                 if not lines:
                     continue
-                blocks.append({"bbox": block["bbox"], "lines": lines})
+                blocks.append({**block, "lines": lines})
             refs.append((pi, bi))
         notes = _footnotes(blocks, page["height"], doc.body_size)
         for block, ref, i in zip(blocks, refs, range(len(blocks)), strict=True):
             if "rows" in block:
                 out.table(block["rows"])
+            elif block.get("fig"):
+                out.figure(block)
             elif i in notes and ref not in doc.bookmarked:
                 out.footnote(block)
             else:
@@ -191,7 +193,8 @@ class _Analysis:
                 ]
                 if not lines:
                     continue
-                kept[pi, bi] = lines
+                if not block.get("fig"):  # a plot's labels are never a heading
+                    kept[pi, bi] = lines
                 for line in lines:
                     text = line_text(line)
                     vocabulary.update(w.lower() for w in _WORD.findall(text))
@@ -387,6 +390,14 @@ class _Writer:
         """Whether ``block`` picks up ``para`` after a page or column break."""
         new_column = block["bbox"][1] < para["lines"][-1]["bbox"][1]
         return (page != self.open_page or new_column) and continues(para, block)
+
+    def figure(self, block: TextBlock) -> None:
+        """The labels of a plot, as one paragraph of plain text."""
+        self._close_para()
+        self.list_indents.clear()
+        text = _plain(block["lines"], self.doc.vocabulary)
+        if text:
+            self.parts.append(("para", _escape_start(text)))
 
     def footnote(self, block: TextBlock) -> None:
         text = _inline(block["lines"], self.doc.vocabulary)

@@ -37,6 +37,7 @@ class TextBlock(TypedDict):
 
     bbox: Bbox
     lines: list[Line]
+    fig: NotRequired[bool]  # the labels of a plot: one block of figure text, never a heading
 
 
 @final

@@ -26,13 +26,20 @@ def line_text(line: Line) -> str:
     return "".join(span["t"] for span in line["spans"])
 
 
+def _worded(spans: list[Span]) -> list[Span]:
+    """The spans with letters or digits, or all spans when none has any: a bullet glyph set
+    large or in another font says nothing about the line's size or weight."""
+    worded = [s for s in spans if any(c.isalnum() for c in s["t"])]
+    return worded or [s for s in spans if s["t"].strip()]
+
+
 def line_size(line: Line) -> float:
-    """The size of most of the line's characters."""
+    """The size of most of the line's characters (bullets and other symbols aside)."""
     spans = line["spans"]
     if len(spans) == 1:
         return spans[0]["s"]
     weights: dict[float, int] = {}
-    for span in spans:
+    for span in _worded(spans):
         weights[span["s"]] = weights.get(span["s"], 0) + len(span["t"].strip())
     if not weights:
         return 0.0
@@ -40,7 +47,7 @@ def line_size(line: Line) -> float:
 
 
 def _is_bold(line: Line) -> bool:
-    spans = [s for s in line["spans"] if s["t"].strip()]
+    spans = _worded(line["spans"])
     return bool(spans) and all(s.get("b") for s in spans)
 
 
@@ -194,8 +201,117 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
 
 
 def page_blocks(lines: list[Line]) -> list[TextBlock]:
-    """A page's text blocks in reading order."""
-    return [block for region in reading_order(merge_rows(lines)) for block in paragraphs(region)]
+    """A page's text blocks in reading order; the labels of a plot make one figure block."""
+    lines = merge_rows(lines)
+    figures = find_figures(lines)
+    if not figures:
+        return [block for region in reading_order(lines) for block in paragraphs(region)]
+    taken = {i for figure in figures for i in figure}
+    # Each figure takes part in the reading order as one box, and comes out as one block of
+    # its labels in the order the PDF wrote them (axis by axis, then the legend).
+    stand_ins: dict[int, TextBlock] = {}
+    rest = [line for i, line in enumerate(lines) if i not in taken]
+    for figure in figures:
+        members = [lines[i] for i in figure]
+        box = _union([line["bbox"] for line in members])
+        stand_in: Line = {"bbox": box, "spans": []}
+        stand_ins[id(stand_in)] = {"bbox": box, "lines": members, "fig": True}
+        rest.append(stand_in)
+    blocks: list[TextBlock] = []
+    for region in reading_order(rest):
+        run: list[Line] = []
+        for line in region:
+            if id(line) in stand_ins:
+                blocks += paragraphs(run)
+                blocks.append(stand_ins[id(line)])
+                run = []
+            else:
+                run.append(line)
+        blocks += paragraphs(run)
+    return blocks
+
+
+def _union(boxes: list[Bbox]) -> Bbox:
+    return [
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    ]
+
+
+_NUMBER = re.compile(r"^[-−–+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?%?$")
+
+
+def _value(text: str) -> float | None:
+    text = text.strip()
+    if not text or not any(c.isdigit() for c in text) or not _NUMBER.match(text):
+        return None
+    return float(text.rstrip("%").replace(",", "").replace("−", "-").replace("–", "-"))
+
+
+def _is_scale(values: list[float], places: list[float]) -> bool:
+    """Evenly spaced numbers in even steps: the ticks of a plot's axis, not a table column."""
+    if len(values) < 4:
+        return False
+    steps = [b - a for a, b in pairwise(values)]
+    gaps = [b - a for a, b in pairwise(places)]
+    if not steps[0] or any(abs(step - steps[0]) > 1e-6 * max(1.0, abs(steps[0])) for step in steps):
+        return False
+    return min(gaps) > 0 and max(gaps) <= 1.2 * min(gaps) + 1.0
+
+
+def find_figures(lines: list[Line]) -> list[list[int]]:
+    """Indexes of the lines of each plot on the page, in the order the PDF wrote them.
+
+    A plot is found by its axes: a column of evenly spaced numbers in even steps (the y axis)
+    and, optionally, a row of them (the x axis, one line or several). Every short line within a
+    few line heights of the axes' frame is a label of the plot.
+    """
+    columns: dict[int, list[tuple[float, float, int]]] = {}
+    rows: list[tuple[Bbox, int]] = []
+    for i, line in enumerate(lines):
+        text = line_text(line)
+        value = _value(text)
+        box = line["bbox"]
+        if value is not None:
+            columns.setdefault(round(box[2] / 3), []).append(((box[1] + box[3]) / 2, value, i))
+        else:
+            parts = text.split()
+            values = [_value(part) for part in parts]
+            if len(parts) >= 4 and all(v is not None for v in values):
+                xs = [box[0] + (box[2] - box[0]) * k / (len(parts) - 1) for k in range(len(parts))]
+                if _is_scale([v for v in values if v is not None], xs):
+                    rows.append((box, i))
+    figures: list[list[int]] = []
+    used: set[int] = set()
+    for ticks in columns.values():
+        ticks.sort()
+        if not _is_scale([t[1] for t in ticks][::-1], [t[0] for t in ticks]) and not _is_scale(
+            [t[1] for t in ticks], [t[0] for t in ticks]
+        ):
+            continue
+        axis = [lines[t[2]]["bbox"] for t in ticks]
+        frame = _union(axis)
+        unit = median(b[3] - b[1] for b in axis)
+        below = [r for r in rows if frame[3] - unit <= r[0][1] <= frame[3] + 3 * unit]
+        if below:
+            frame = _union([frame, below[0][0]])
+        else:
+            frame[2] = max(frame[2], frame[0] + 8 * (frame[3] - frame[1]) / len(ticks))
+        x0, y0 = frame[0] - 4 * unit, frame[1] - 2.5 * unit
+        x1, y1 = frame[2] + 2 * unit, frame[3] + 4.5 * unit
+        members = [
+            i
+            for i, line in enumerate(lines)
+            if i not in used
+            and len(line_text(line)) <= 40
+            and x0 <= (line["bbox"][0] + line["bbox"][2]) / 2 <= x1
+            and y0 <= (line["bbox"][1] + line["bbox"][3]) / 2 <= y1
+        ]
+        used.update(members)
+        figures.append(members)
+    return figures
 
 
 def _merge(block: TextBlock, other: TextBlock) -> None:
