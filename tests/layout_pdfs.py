@@ -293,3 +293,63 @@ def slide(folder: Path) -> Path:
     path = folder / "slide.pdf"
     pdf.output(str(path))
     return path
+
+
+UNRULED = [
+    ("Station", "Depth m", "Flow m3/s", "Silt mg/l"),
+    ("Aswan", "12.4", "2830", "41"),
+    ("Cairo", "8.1", "2610", "57"),
+    ("Rosetta", "4.9", "1150", "88"),
+]
+
+
+def unruled_table(folder: Path) -> Path:
+    """A paragraph, a table of statistics with no rules at all (columns set apart by
+    whitespace only, numbers right-aligned), and a paragraph after it."""
+    pdf = _new()
+    _para(pdf, "Gauging results for the lower Nile, from the survey.")
+    pdf.set_font("Helvetica", "", 10)
+    widths = (45, 30, 30, 30)
+    for row in UNRULED:
+        for k, (value, width) in enumerate(zip(row, widths, strict=True)):
+            pdf.cell(width, 6, value, align="L" if k == 0 else "R")
+        pdf.ln(6)
+    pdf.ln(4)
+    _para(pdf, "The table ends here.")
+    path = folder / "unruled_table.pdf"
+    pdf.output(str(path))
+    return path
+
+
+FORM_LEFT = [
+    "A) Name of the gauging station",
+    "B) River and bank",
+    "C) Nearest town or village",
+    "D) Observer in charge",
+    "E) Telephone of the observer",
+]
+FORM_RIGHT = [
+    "I) Date of the survey",
+    "J) Water level at noon",
+    "K) Weather on the day",
+    "L) Boat or wading",
+    "M) Signature of the observer",
+]
+
+
+def two_column_form(folder: Path) -> Path:
+    """A form: a title, then two columns of lettered field labels side by side on the same
+    rows, each followed by a blank line to write on."""
+    pdf = _new()
+    _heading(pdf, "Gauging Station Report", 16)
+    pdf.set_font("Helvetica", "", 9)
+    top = pdf.get_y() + 4
+    for k, (left, right) in enumerate(zip(FORM_LEFT, FORM_RIGHT, strict=True)):
+        y = top + 14 * k
+        pdf.text(20, y, left)
+        pdf.line(20, y + 6, 95, y + 6)
+        pdf.text(110, y, right)
+        pdf.line(110, y + 6, 190, y + 6)
+    path = folder / "two_column_form.pdf"
+    pdf.output(str(path))
+    return path

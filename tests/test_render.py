@@ -82,6 +82,33 @@ def test_ruled_table(tmp_path: Path) -> None:
     assert f"Rivers by length, from the survey.\n\n{table}\n\nThe table ends here.\n" in md
 
 
+def test_unruled_table(tmp_path: Path) -> None:
+    md = convert_document(layout_pdfs.unruled_table(tmp_path))
+    rows = ["| " + " | ".join(row) + " |" for row in layout_pdfs.UNRULED]
+    table = "\n".join([rows[0], "| --- | --- | --- | --- |", *rows[1:]])
+    assert (
+        f"Gauging results for the lower Nile, from the survey.\n\n{table}\n\nThe table ends here.\n"
+    ) in md
+
+
+def test_two_columns_of_running_text_are_no_table(tmp_path: Path) -> None:
+    md = convert_document(layout_pdfs.two_columns(tmp_path))
+    assert "|" not in md
+
+
+def test_two_column_form_keeps_each_column_together(tmp_path: Path) -> None:
+    md = convert_document(layout_pdfs.two_column_form(tmp_path))
+    lines = md.splitlines()
+    labels = layout_pdfs.FORM_LEFT + layout_pdfs.FORM_RIGHT
+    # Each label is a line of its own: the label beside it is not merged into it...
+    found = [next(ln for ln in lines if label in ln) for label in labels]
+    assert all(sum(label in ln for label in labels) == 1 for ln in found)
+    # ...the left column is read before the right one, and the right column's items are
+    # not nested under the left column's last one.
+    assert [lines.index(ln) for ln in found] == sorted(lines.index(ln) for ln in found)
+    assert all(not ln.startswith(" ") for ln in found)
+
+
 def test_outline_confirms_headings(tmp_path: Path) -> None:
     pdf = layout_pdfs.with_outline(tmp_path)
     outline = read_outline(pdf)

@@ -362,6 +362,7 @@ class _Writer:
     # Footnotes wait for the paragraph they interrupt to end.
     notes: list[str] = field(default_factory=list)
     list_indents: list[float] = field(default_factory=list)
+    list_at: tuple[int, float] = (0, 0.0)  # page and top of the last list item
 
     def block(self, block: TextBlock, page: int, level: int | None) -> None:
         para = self.open_para
@@ -380,7 +381,7 @@ class _Writer:
             return
         marker = LIST_MARKER.match(line_text(block["lines"][0]))
         if marker:
-            self._list_item(block, marker.group())
+            self._list_item(block, marker.group(), page)
             return
         self.list_indents.clear()
         self.open_para = {"bbox": block["bbox"], "lines": list(block["lines"])}
@@ -434,8 +435,14 @@ class _Writer:
         self.parts.extend(("note", note) for note in self.notes)
         self.notes.clear()
 
-    def _list_item(self, block: TextBlock, marker: str) -> None:
+    def _list_item(self, block: TextBlock, marker: str, page: int) -> None:
         x0 = block["lines"][0]["bbox"][0]
+        top = block["bbox"][1]
+        if page == self.list_at[0] and top < self.list_at[1] - 1:
+            # Higher up the same page than the item before: the next column, whose items
+            # are not nested under the last one of the column before.
+            self.list_indents.clear()
+        self.list_at = (page, top)
         while self.list_indents and x0 < self.list_indents[-1] - 2:
             self.list_indents.pop()
         if not self.list_indents or x0 > self.list_indents[-1] + 2:

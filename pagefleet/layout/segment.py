@@ -11,7 +11,8 @@ from bisect import bisect_right
 from itertools import pairwise
 from statistics import median
 
-from pagefleet.layout.schema import Bbox, Line, Span, TextBlock
+from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
+from pagefleet.layout.tables import find_unruled
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
 # U+F0B7 and friends are Symbol/Wingdings bullets that fonts without a ToUnicode map leave
@@ -200,24 +201,33 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
     return [[lines[i] for i in region] for region in regions if region]
 
 
-def page_blocks(lines: list[Line]) -> list[TextBlock]:
-    """A page's text blocks in reading order; the labels of a plot make one figure block."""
+def page_blocks(lines: list[Line]) -> list[Block]:
+    """A page's blocks in reading order: paragraphs, the labels of a plot as one figure block,
+    and tables without rules."""
     lines = merge_rows(lines)
-    figures = find_figures(lines)
-    if not figures:
-        return [block for region in reading_order(lines) for block in paragraphs(region)]
-    taken = {i for figure in figures for i in figure}
-    # Each figure takes part in the reading order as one box, and comes out as one block of
-    # its labels in the order the PDF wrote them (axis by axis, then the legend).
-    stand_ins: dict[int, TextBlock] = {}
-    rest = [line for i, line in enumerate(lines) if i not in taken]
-    for figure in figures:
+    # Each figure and table takes part in the reading order as one box (a stand-in line).
+    stand_ins: dict[int, Block] = {}
+    taken: set[int] = set()
+    rest_lines: list[Line] = []
+    for figure in find_figures(lines):
         members = [lines[i] for i in figure]
         box = _union([line["bbox"] for line in members])
-        stand_in: Line = {"bbox": box, "spans": []}
-        stand_ins[id(stand_in)] = {"bbox": box, "lines": members, "fig": True}
-        rest.append(stand_in)
-    blocks: list[TextBlock] = []
+        # The labels come out in the order the PDF wrote them (axis by axis, the legend).
+        rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "lines": members, "fig": True}))
+        taken.update(figure)
+    free = [i for i in range(len(lines)) if i not in taken]
+    for table_lines, rows in find_unruled(
+        [lines[i]["bbox"] for i in free],
+        [line_text(lines[i]) for i in free],
+        [line_size(lines[i]) for i in free],
+    ):
+        box = _union([lines[free[k]]["bbox"] for k in table_lines])
+        rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
+        taken.update(free[k] for k in table_lines)
+    if not stand_ins:
+        return [block for region in reading_order(lines) for block in paragraphs(region)]
+    rest = [line for i, line in enumerate(lines) if i not in taken] + rest_lines
+    blocks: list[Block] = []
     for region in reading_order(rest):
         run: list[Line] = []
         for line in region:
@@ -229,6 +239,12 @@ def page_blocks(lines: list[Line]) -> list[TextBlock]:
                 run.append(line)
         blocks += paragraphs(run)
     return blocks
+
+
+def _stand_in(stand_ins: dict[int, Block], box: Bbox, block: Block) -> Line:
+    line: Line = {"bbox": box, "spans": []}
+    stand_ins[id(line)] = block
+    return line
 
 
 def _union(boxes: list[Bbox]) -> Bbox:
@@ -269,20 +285,29 @@ def find_figures(lines: list[Line]) -> list[list[int]]:
     few line heights of the axes' frame is a label of the plot.
     """
     columns: dict[int, list[tuple[float, float, int]]] = {}
-    rows: list[tuple[Bbox, int]] = []
+    singles: dict[int, list[tuple[float, float, int]]] = {}
+    rows: list[Bbox] = []
     for i, line in enumerate(lines):
         text = line_text(line)
         value = _value(text)
         box = line["bbox"]
         if value is not None:
             columns.setdefault(round(box[2] / 3), []).append(((box[1] + box[3]) / 2, value, i))
+            singles.setdefault(round((box[1] + box[3]) / 6), []).append(
+                ((box[0] + box[2]) / 2, value, i)
+            )
         else:
             parts = text.split()
             values = [_value(part) for part in parts]
             if len(parts) >= 4 and all(v is not None for v in values):
                 xs = [box[0] + (box[2] - box[0]) * k / (len(parts) - 1) for k in range(len(parts))]
                 if _is_scale([v for v in values if v is not None], xs):
-                    rows.append((box, i))
+                    rows.append(box)
+    # An x axis whose ticks are lines of their own, one row of evenly stepped numbers.
+    for ticks in singles.values():
+        ticks.sort()
+        if _is_scale([t[1] for t in ticks], [t[0] for t in ticks]):
+            rows.append(_union([lines[t[2]]["bbox"] for t in ticks]))
     figures: list[list[int]] = []
     used: set[int] = set()
     for ticks in columns.values():
@@ -294,9 +319,9 @@ def find_figures(lines: list[Line]) -> list[list[int]]:
         axis = [lines[t[2]]["bbox"] for t in ticks]
         frame = _union(axis)
         unit = median(b[3] - b[1] for b in axis)
-        below = [r for r in rows if frame[3] - unit <= r[0][1] <= frame[3] + 3 * unit]
+        below = [r for r in rows if frame[3] - unit <= r[1] <= frame[3] + 3 * unit]
         if below:
-            frame = _union([frame, below[0][0]])
+            frame = _union([frame, below[0]])
         else:
             frame[2] = max(frame[2], frame[0] + 8 * (frame[3] - frame[1]) / len(ticks))
         x0, y0 = frame[0] - 4 * unit, frame[1] - 2.5 * unit
@@ -309,8 +334,9 @@ def find_figures(lines: list[Line]) -> list[list[int]]:
             and x0 <= (line["bbox"][0] + line["bbox"][2]) / 2 <= x1
             and y0 <= (line["bbox"][1] + line["bbox"][3]) / 2 <= y1
         ]
-        used.update(members)
-        figures.append(members)
+        if len(members) >= len(ticks):  # not the axis of a figure already taken
+            used.update(members)
+            figures.append(members)
     return figures
 
 

@@ -73,3 +73,104 @@ def _edges(positions: list[float]) -> list[float]:
 
 def grid_bbox(xs: list[float], ys: list[float]) -> Bbox:
     return [round(xs[0], 1), round(ys[0], 1), round(xs[-1], 1), round(ys[-1], 1)]
+
+
+# --- tables without rules: columns of short cells whose whitespace gaps line up over rows ---
+
+# A table needs this many rows in a row, and its cells this short on average (characters).
+_MIN_ROWS = 3
+_MAX_MEAN_CELL = 28
+_MAX_CELL_WORDS = 10
+
+
+def find_unruled(
+    boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[tuple[list[int], list[list[str]]]]:
+    """Tables without rules among a page's lines: (indexes of its lines, rows of cell texts).
+
+    Lines are grouped into rows by vertical overlap; a row with two or more cells apart by
+    a clear gap (1.5 font sizes) is a table row. Three or more such rows, one under the other,
+    make a table when their cells fall into columns that no cell crosses (the x ranges of the
+    cells, merged where they overlap, stay apart) and the cells are short: two columns of
+    running text have long lines, a table has short cells.
+    """
+    order = sorted(range(len(boxes)), key=lambda i: (boxes[i][1], boxes[i][0]))
+    rows: list[list[int]] = []
+    bottom = -1e9
+    for i in order:
+        y0, y1 = boxes[i][1], boxes[i][3]
+        if rows and (y0 + y1) / 2 < bottom:
+            rows[-1].append(i)
+            bottom = max(bottom, y1)
+        else:
+            rows.append([i])
+            bottom = y1
+    runs: list[list[list[int]]] = []
+    for row in rows:
+        row.sort(key=lambda i: boxes[i][0])
+        cells = _cells(row, boxes, sizes)
+        if len(cells) < 2:
+            runs.append([])
+            continue
+        if runs and runs[-1]:
+            prev = runs[-1][-1]
+            height = max(boxes[i][3] - boxes[i][1] for i in row)
+            gap = min(boxes[i][1] for i in row) - max(boxes[i][3] for i in prev)
+            if gap > 2.5 * height:
+                runs.append([])
+        if not runs:
+            runs.append([])
+        runs[-1].append(row)
+    tables: list[tuple[list[int], list[list[str]]]] = []
+    for run in runs:
+        if len(run) < _MIN_ROWS:
+            continue
+        table = _table(run, boxes, texts, sizes)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+def _cells(row: list[int], boxes: list[Bbox], sizes: list[float]) -> list[list[int]]:
+    """The row's lines grouped into cells: lines closer than a clear gap are one cell."""
+    cells: list[list[int]] = []
+    for i in row:
+        if cells and boxes[i][0] - boxes[cells[-1][-1]][2] < 1.5 * max(sizes[i], 1.0):
+            cells[-1].append(i)
+        else:
+            cells.append([i])
+    return cells
+
+
+def _table(
+    run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> tuple[list[int], list[list[str]]] | None:
+    spans = sorted(
+        (boxes[c[0]][0], boxes[c[-1]][2]) for row in run for c in _cells(row, boxes, sizes)
+    )
+    bands: list[list[float]] = []
+    for x0, x1 in spans:
+        if bands and x0 <= bands[-1][1] + _TOL:
+            bands[-1][1] = max(bands[-1][1], x1)
+        else:
+            bands.append([x0, x1])
+    if len(bands) < 2:
+        return None
+    grid: list[list[str]] = []
+    lengths: list[int] = []
+    for row in run:
+        cells = ["" for _ in bands]
+        for cell in _cells(row, boxes, sizes):
+            text = " ".join(texts[i].strip() for i in cell)
+            col = next(k for k, b in enumerate(bands) if b[0] - _TOL <= boxes[cell[0]][0] <= b[1])
+            cells[col] = f"{cells[col]} {text}".strip()
+            lengths.append(len(text))
+            if len(text.split()) > _MAX_CELL_WORDS:
+                return None
+        grid.append(cells)
+    if sum(lengths) / len(lengths) > _MAX_MEAN_CELL:
+        return None
+    # Every column holds something in at least two rows: not one stray wide line.
+    if any(sum(1 for row in grid if row[k]) < 2 for k in range(len(bands))):
+        return None
+    return [i for row in run for i in row], grid

@@ -26,7 +26,7 @@ from pdftext.schema import PageReference
 
 from pagefleet.layout import render_document
 from pagefleet.layout.outline import read_outline
-from pagefleet.layout.schema import Block, Line, Page, Span, TableBlock, TextBlock
+from pagefleet.layout.schema import Block, Line, Page, Span, TableBlock
 from pagefleet.layout.segment import page_blocks
 from pagefleet.layout.tables import Segment, find_grids, grid_bbox
 from pagefleet.models import PageContent
@@ -56,6 +56,8 @@ _ITALIC_NAMES = ("italic", "oblique")
 _EDGE = 1.0
 # Form XObjects nest; text inside them counts as the page's.
 _MAX_DEPTH = 3
+# A gap this many font sizes wide inside a pdftext line separates two cells or columns.
+_CELL_GAP = 2.0
 _LAYOUT_CODES = np.array([2, 10, 13, 32], dtype=np.uint32)
 
 
@@ -201,7 +203,7 @@ def _inside(box: list[float], frame: list[float]) -> bool:
     return frame[0] <= cx <= frame[2] and frame[1] <= cy <= frame[3]
 
 
-def _place_tables(blocks: list[TextBlock], tables: list[TableBlock]) -> list[Block]:
+def _place_tables(blocks: list[Block], tables: list[TableBlock]) -> list[Block]:
     """Tables go before the first block that starts below them and shares their columns."""
     out: list[Block] = list(blocks)
     for table in sorted(tables, key=lambda t: t["bbox"][1]):
@@ -255,29 +257,65 @@ def _text_lines(
     matrix = pdfium_c.FS_MATRIX()
     lines: list[Line] = []
     for raw in raw_lines:
-        out_spans: list[Span] = []
-        soft_hyphen = False
-        for raw_span in raw["spans"]:
-            text = postprocess_text(raw_span["text"])
-            if _HYPHEN in text:
-                soft_hyphen = text.rstrip().endswith(_HYPHEN)
-                text = text.replace(_HYPHEN, "-")
-            text = text.replace("\n", " ")
-            if not text:
-                continue
-            span = _span(text, raw_span, textpage, matrix)
-            _append(out_spans, span)
-        while out_spans and not out_spans[-1]["t"].strip():
-            out_spans.pop()
-        if not out_spans:
-            continue
-        out_spans[-1]["t"] = out_spans[-1]["t"].rstrip()
-        out_spans[0]["t"] = out_spans[0]["t"].lstrip()
-        line: Line = {"bbox": _round_box(raw["bbox"].bbox), "spans": out_spans}
-        if soft_hyphen:
-            line["hy"] = True
-        lines.append(line)
+        for pieces in _pieces(raw["spans"]):
+            line = _line(pieces, textpage, matrix)
+            if line is not None:
+                if len(pieces) == len(raw["spans"]):
+                    line["bbox"] = _round_box(raw["bbox"].bbox)
+                lines.append(line)
     return lines
+
+
+def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A pdftext line cut where its text jumps a wide gap: cells of a table without rules, or
+    a form's label and the label of the column beside it, are lines of their own."""
+    out: list[list[dict[str, Any]]] = [[]]
+    reach: float | None = None
+    for span in spans:
+        x0, _, x1, _ = span["bbox"].bbox
+        if span["text"].strip():
+            size = span["font"]["size"] or 1.0
+            if reach is not None and x0 - reach > _CELL_GAP * size:
+                out.append([])
+            reach = x1 if reach is None else max(reach, x1)
+        out[-1].append(span)
+    return out
+
+
+def _line(
+    raw_spans: list[dict[str, Any]], textpage: pdfium.PdfTextPage, matrix: Any
+) -> Line | None:
+    out_spans: list[Span] = []
+    soft_hyphen = False
+    boxes = []
+    for raw_span in raw_spans:
+        text = postprocess_text(raw_span["text"])
+        if _HYPHEN in text:
+            soft_hyphen = text.rstrip().endswith(_HYPHEN)
+            text = text.replace(_HYPHEN, "-")
+        text = text.replace("\n", " ")
+        if not text:
+            continue
+        if text.strip():
+            boxes.append(raw_span["bbox"].bbox)
+        span = _span(text, raw_span, textpage, matrix)
+        _append(out_spans, span)
+    while out_spans and not out_spans[-1]["t"].strip():
+        out_spans.pop()
+    if not out_spans:
+        return None
+    out_spans[-1]["t"] = out_spans[-1]["t"].rstrip()
+    out_spans[0]["t"] = out_spans[0]["t"].lstrip()
+    box = [
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    ]
+    line: Line = {"bbox": _round_box(box), "spans": out_spans}
+    if soft_hyphen:
+        line["hy"] = True
+    return line
 
 
 def _visible(chars: PageChars, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage) -> PageChars:
