@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
+
+import boto3
+import psutil
 
 from pagefleet.local.demo import report_pdf
+from pagefleet.local.server import FAKE_CREDENTIALS
 
 
 def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
@@ -54,33 +63,42 @@ def test_run_without_input_converts_the_demo_set(tmp_path: Path) -> None:
     assert len(records) == 3 and {r["status"] for r in records} == {"done"}
 
 
-def test_up_keeps_a_stack_running_for_the_aws_tools(tmp_path: Path) -> None:
-    import re
-    import signal
-
-    import boto3
-
-    from pagefleet.local.server import FAKE_CREDENTIALS
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pagefleet.cli", "up", "--workers", "1"],
+def _up(*args: str, env: dict[str, str] | None = None, stderr: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pagefleet.cli", "up", *args],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr.open("w"),
         text=True,
+        env={**os.environ, **(env or {})},
     )
+
+
+def _banner(proc: subprocess.Popen[str]) -> tuple[str, str, list[str]]:
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline()]
+    match = re.search(r"endpoint (\S+), bucket (\S+)", lines[0])
+    assert match, lines
+    while not lines[-1].startswith("Ctrl-C"):
+        lines.append(proc.stdout.readline())
+        assert lines[-1], lines
+    return match.group(1), match.group(2), lines
+
+
+def _s3(url: str) -> Any:
+    return boto3.client(
+        "s3",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )
+
+
+def test_up_keeps_a_stack_running_for_the_aws_tools(tmp_path: Path) -> None:
+    proc = _up("--workers", "1", stderr=tmp_path / "stderr")
     try:
-        assert proc.stdout is not None
-        banner = proc.stdout.readline()
-        match = re.search(r"endpoint (\S+), bucket (\S+)", banner)
-        assert match, banner
-        url, bucket = match.groups()
-        s3 = boto3.client(
-            "s3",
-            endpoint_url=url,
-            region_name="us-east-1",
-            aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        )
+        url, bucket, _ = _banner(proc)
+        s3 = _s3(url)
         s3.upload_file(str(report_pdf(tmp_path / "a.pdf", sections=3)), bucket, "inbox/a.pdf")
         waiter = s3.get_waiter("object_exists")
         waiter.wait(
@@ -91,3 +109,64 @@ def test_up_keeps_a_stack_running_for_the_aws_tools(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0
+    assert proc.stdout is not None and "drained" in proc.stdout.read()
+    # Quiet: the handlers' metrics and the runner's info lines stay off the terminal.
+    assert (tmp_path / "stderr").read_text() == ""
+
+
+def test_up_on_an_endpoint_logs_a_killed_worker_and_drains_on_sigterm(
+    moto_server, settings, tmp_path: Path
+) -> None:
+    s3 = _s3(moto_server.url)
+    s3.create_bucket(Bucket=settings.bucket)  # found and used; the queues are created
+    env = {
+        "PAGEFLEET_ENDPOINT_URL": moto_server.url,
+        "PAGEFLEET_BUCKET": settings.bucket,
+        "PAGEFLEET_QUEUE_PREFIX": settings.queue_prefix,
+    }
+    log = tmp_path / "up.log"
+    proc = _up("--workers", "2", "--log-file", str(log), env=env, stderr=tmp_path / "stderr")
+    try:
+        url, bucket, banner = _banner(proc)
+        assert (url, bucket) == (moto_server.url, settings.bucket)
+        assert f"found s3://{settings.bucket}; created {settings.queue_prefix}-ingest" in "".join(
+            banner
+        )
+        workers = _runner_workers(proc.pid, 2)
+        os.kill(workers[0].pid, signal.SIGKILL)
+        pdf = report_pdf(tmp_path / "b.pdf", sections=16, seed=4)
+        s3.upload_file(str(pdf), bucket, "inbox/in flight.pdf")
+        deadline = time.monotonic() + 60
+        while not s3.list_objects_v2(Bucket=bucket, Prefix="jobs/").get("KeyCount"):
+            assert time.monotonic() < deadline, "never split"
+            time.sleep(0.05)  # another process's bucket: nothing to await but a look
+        proc.send_signal(signal.SIGTERM)  # the job is split, its chunks are in flight
+        assert proc.wait(90) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.stdout is not None and "drained in" in proc.stdout.read()
+    # The stop waited for the job: its record is there, on the server that outlives `up`.
+    record = json.loads(s3.get_object(Bucket=bucket, Key="outbox/in flight.json")["Body"].read())
+    assert record["status"] == "done"
+    # The killed worker left a trace on the terminal; the log file has everything.
+    stderr = (tmp_path / "stderr").read_text()
+    assert re.search(rf"worker_exited .*pid={workers[0].pid} exit_code=-9", stderr), stderr
+    assert "_aws" not in stderr
+    logged = log.read_text()
+    assert '"event":"worker_exited"' in logged and '"_aws"' in logged  # runner + EMF lines
+    assert "[completion[0]]" in logged
+
+
+def _runner_workers(up_pid: int, count: int, timeout_s: float = 60) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        workers = [
+            p
+            for p in psutil.Process(up_pid).children(recursive=True)
+            if "runner.worker" in " ".join(p.cmdline())
+        ]
+        if len(workers) >= count:
+            return workers
+        time.sleep(0.05)  # processes another process starts: nothing to await
+    raise TimeoutError("the runner's workers did not start")

@@ -1,12 +1,57 @@
-"""The local stand-in for Lambda's SQS event source mapping, against moto over HTTP."""
+"""The local stand-in for Lambda's SQS event source mapping, against moto over HTTP: batches,
+partial batch failures, concurrency under a backlog, and execution environments in processes."""
 
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
 
-from pagefleet.local.dispatch import Dispatcher
+import pytest
+
+from pagefleet.local.dispatch import Dispatcher, EnvironmentSpec, FakeLambdaContext
+from pagefleet.local.environment import Environment, InvocationError
+from pagefleet.local.logs import LogRouter
 from pagefleet.local.provision import create_stack
 from pagefleet.settings import Settings
+
+INVOCATIONS = 0  # module state, one environment's own when run there
+
+
+def environment_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """What the environment tests run in a process of its own."""
+    global INVOCATIONS
+    INVOCATIONS += 1
+    failures = []
+    for record in event["Records"]:
+        body = json.loads(record["body"])
+        print(json.dumps({"_aws": {"CloudWatchMetrics": []}, "Seen": [1.0]}))  # EMF, to stdout
+        if body.get("poison"):
+            failures.append({"itemIdentifier": record["messageId"]})
+        if body.get("raise"):
+            raise RuntimeError("this batch cannot be handled")
+        if body.get("exit"):
+            os._exit(3)
+        if body.get("sleep"):
+            time.sleep(body["sleep"])
+    return {
+        "batchItemFailures": failures,
+        "pid": os.getpid(),
+        "invocations": INVOCATIONS,
+        "remaining_ms": context.get_remaining_time_in_millis(),
+    }
+
+
+def _event(*bodies: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "Records": [
+            {"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": json.dumps(b)}
+            for i, b in enumerate(bodies)
+        ]
+    }
 
 
 def test_partial_batch_failures_are_retried_then_redriven_to_the_dlq(settings: Settings) -> None:
@@ -58,3 +103,110 @@ def test_a_handler_that_raises_leaves_the_whole_batch(settings: Settings) -> Non
         QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"]
     )["Attributes"]
     assert attrs["ApproximateNumberOfMessagesNotVisible"] == "1"
+
+
+def test_a_backlog_is_handled_by_concurrent_batches_of_at_most_ten(settings: Settings) -> None:
+    stack = create_stack(settings, create_bucket=False)
+    url, arn = stack.queue_urls["ingest"], stack.queue_arns["ingest"]
+    for start in range(0, 60, 10):
+        stack.sqs.send_message_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": str(n), "MessageBody": json.dumps({"n": n})}
+                for n in range(start, start + 10)
+            ],
+        )
+    # Three invocations must be in flight at once for any of them to return.
+    together = threading.Barrier(3, timeout=20)
+    handled: list[int] = []
+    sizes: list[int] = []
+    lock = threading.Lock()
+
+    def handler(event: dict, context: object) -> dict:
+        records = event["Records"]
+        with lock:
+            sizes.append(len(records))
+            first = len(sizes) <= 3
+        if first:
+            together.wait()
+        with lock:
+            handled.extend(json.loads(r["body"])["n"] for r in records)
+        return {"batchItemFailures": []}
+
+    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=1)
+    dispatcher.add("splitter", url, arn, handler, concurrency=3)
+    dispatcher.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(set(handled)) < 60:
+            assert time.monotonic() < deadline, f"{len(handled)} of 60 handled"
+            assert not dispatcher.errors, dispatcher.errors
+            time.sleep(0.05)  # the handler's progress: nothing else to await
+    finally:
+        dispatcher.stop()
+    stats = dispatcher.stats()["splitter"]
+    # Each deleted after its batch (moto, like SQS, may deliver one twice to racing receivers).
+    assert set(handled) == set(range(60))
+    attrs = stack.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert (
+        attrs["ApproximateNumberOfMessages"]
+        == attrs["ApproximateNumberOfMessagesNotVisible"]
+        == "0"
+    )
+    assert max(sizes) == 10 and stats.peak_busy == 3 and stats.pollers == 3
+
+
+def test_an_idle_queue_keeps_one_poller(settings: Settings) -> None:
+    stack = create_stack(settings, create_bucket=False)
+    url, arn = stack.queue_urls["completion"], stack.queue_arns["completion"]
+    stack.sqs.send_message(QueueUrl=url, MessageBody="{}")
+    done = threading.Event()
+    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=0)
+    dispatcher.add("completion", url, arn, lambda e, c: done.set(), concurrency=4)
+    dispatcher.start()
+    try:
+        assert done.wait(20)
+    finally:
+        dispatcher.stop()
+    assert dispatcher.stats()["completion"].pollers == 1  # no full batch, no scale-up
+
+
+def test_an_environment_runs_the_handler_in_its_own_process(tmp_path: Path) -> None:
+    logs = LogRouter(log_file=tmp_path / "log", terminal=False)
+    spec = EnvironmentSpec("tests.test_dispatch:environment_handler", attach_logs=logs.attach)
+    first, second = Environment("fn[0]", spec), Environment("fn[1]", spec)
+    try:
+        replies = [
+            env(_event({"n": 1}, {"poison": True}), FakeLambdaContext("fn"))
+            for env in (first, first, second)
+        ]
+    finally:
+        first.stop()
+        second.stop()
+        logs.close()
+    assert all(r is not None for r in replies)
+    pids = [r["pid"] for r in replies if r]
+    assert pids[0] == pids[1] != pids[2] != os.getpid()  # warm reuse; one process per env
+    assert [r["invocations"] for r in replies if r] == [1, 2, 1]  # module state is per env
+    assert replies[0] and replies[0]["batchItemFailures"] == [{"itemIdentifier": "m1"}]
+    assert 0 < replies[0]["remaining_ms"] <= 60_000
+    # What the function printed went to its logs, not into the reply channel.
+    assert (tmp_path / "log").read_text().count('[fn[0]] {"_aws"') == 4
+
+
+def test_an_environment_that_raises_dies_or_times_out_fails_the_batch() -> None:
+    spec = EnvironmentSpec("tests.test_dispatch:environment_handler", timeout_s=2)
+    env = Environment("fn[0]", spec)
+    try:
+        with pytest.raises(InvocationError, match="cannot be handled"):
+            env(_event({"raise": True}), FakeLambdaContext("fn"))
+        warm = env.proc.pid if env.proc else None
+        with pytest.raises(InvocationError, match="exited"):
+            env(_event({"exit": True}), FakeLambdaContext("fn"))
+        with pytest.raises(InvocationError, match="within 2 s"):
+            env(_event({"sleep": 30}), FakeLambdaContext("fn"))
+        reply = env(_event({"n": 1}), FakeLambdaContext("fn"))
+    finally:
+        env.stop()
+    assert reply is not None and reply["pid"] != warm  # a cold start after each death
+    assert reply["invocations"] == 1 and env.cold_starts == 3

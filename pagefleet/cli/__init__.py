@@ -50,8 +50,35 @@ def parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=local_stack.run)
 
-    up = commands.add_parser("up", help="start the embedded stack and keep it running")
-    up.add_argument("--workers", type=int, default=None)
+    up = commands.add_parser(
+        "up",
+        help="start the embedded stack and keep it running",
+        description="Run the handlers and runners on this machine against an embedded moto "
+        "server, or against PAGEFLEET_ENDPOINT_URL when it is set (using the stack found there, "
+        "creating what is missing). Ctrl-C or SIGTERM drains the jobs in flight.",
+    )
+    up.add_argument("--workers", type=int, default=None, help="runner worker processes")
+    up.add_argument(
+        "--log-file", help="append every log line (runner, handlers, metrics) to this file"
+    )
+    up.add_argument(
+        "--verbose", action="store_true", help="every log line on the terminal, not only warnings"
+    )
+    up.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="on Ctrl-C/SIGTERM, how long jobs in flight get to finish (default 60)",
+    )
+    up.add_argument(
+        "--keep-jobs",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="delete a job's internals (jobs/<id>/, every version) this long after it ended, "
+        "as the lifecycle rule does on AWS (default 10)",
+    )
     up.set_defaults(func=local_stack.up)
 
     submit = commands.add_parser("submit", help="upload PDFs to inbox/ of a running stack")

@@ -1,8 +1,31 @@
 """The embedded stack: a moto server with the deployment's buckets, queues and notifications,
-and the pieces that stand in for Lambda's event source mappings (rule 6)."""
+and the pieces that stand in for Lambda's event source mappings (rule 6).
 
-from pagefleet.local.dispatch import Dispatcher
-from pagefleet.local.provision import Stack, create_stack
-from pagefleet.local.server import MotoServer
+Names are imported on first use, so that a Lambda environment process
+(:mod:`pagefleet.local.environment`) does not import moto.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagefleet.local.dispatch import Dispatcher
+    from pagefleet.local.provision import Stack, create_stack
+    from pagefleet.local.server import MotoServer
 
 __all__ = ["Dispatcher", "MotoServer", "Stack", "create_stack"]
+
+_WHERE = {
+    "Dispatcher": "pagefleet.local.dispatch",
+    "MotoServer": "pagefleet.local.server",
+    "Stack": "pagefleet.local.provision",
+    "create_stack": "pagefleet.local.provision",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name]), name)

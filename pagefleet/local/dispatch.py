@@ -1,9 +1,14 @@
-"""Lambda's SQS event source mapping, locally: poll a queue, invoke a handler with a batch.
+"""Lambda's SQS event source mapping, locally: poll a queue, invoke a function with a batch.
 
 As on AWS: up to ``batch_size`` records per invocation, the records the handler reports in
 ``batchItemFailures`` (or all, if it raises) stay on the queue and come back after their
 visibility timeout, and the queue's redrive policy moves them to its DLQ. Everything else in
 the batch is deleted.
+
+Concurrency, as Lambda scales an SQS mapping: each function has up to ``concurrency`` pollers,
+each invoking its own execution environment (:mod:`pagefleet.local.environment`) one batch at a
+time. One poller runs from the start; another joins whenever a poll comes back with a full
+batch (a backlog), and stays.
 """
 
 from __future__ import annotations
@@ -12,29 +17,25 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from pagefleet.local.environment import Environment, EnvironmentSpec, FakeLambdaContext
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any] | None]
+# Told the messages of a batch that the function handled (they are deleted).
+Observer = Callable[[list[dict[str, Any]]], None]
 
-
-@dataclass
-class FakeLambdaContext:
-    """The attributes powertools reads from a Lambda context."""
-
-    function_name: str
-    memory_limit_in_mb: int = 1024
-    function_version: str = "$LATEST"
-    aws_request_id: str = ""
-
-    @property
-    def invoked_function_arn(self) -> str:
-        return f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+__all__ = [
+    "Dispatcher",
+    "EnvironmentSpec",
+    "FakeLambdaContext",
+    "Handler",
+    "MappingStats",
+    "sqs_event",
+]
 
 
 def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> dict[str, Any]:
@@ -57,70 +58,191 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> di
     }
 
 
+@dataclass
+class MappingStats:
+    invocations: int = 0
+    records: int = 0
+    failed_records: int = 0  # reported in batchItemFailures, or in a batch that raised
+    failed_invocations: int = 0
+    pollers: int = 0  # pollers that have joined (the concurrency reached)
+    busy: int = 0  # invocations running now
+    peak_busy: int = 0
+
+
+@dataclass
+class _Mapping:
+    name: str
+    url: str
+    arn: str
+    handler: Handler | EnvironmentSpec
+    batch_size: int
+    concurrency: int
+    observer: Observer | None = None
+    stats: MappingStats = field(default_factory=MappingStats)
+    wanted: int = 1  # pollers allowed to poll: grows with the backlog
+    paused: threading.Event = field(default_factory=threading.Event)
+    threads: list[threading.Thread] = field(default_factory=list)
+    environments: list[Environment] = field(default_factory=list)
+
+
 class Dispatcher:
-    """One thread per mapping, each long-polling its queue until :meth:`stop`."""
+    """Pollers for each mapping, each long-polling its queue until :meth:`stop`."""
 
     def __init__(self, sqs: Any, region: str, *, wait_s: int = 1) -> None:
         self.sqs = sqs
         self.region = region
         self.wait_s = wait_s
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._changed = threading.Condition()
+        self._mappings: dict[str, _Mapping] = {}
         self.errors: list[BaseException] = []
 
     def add(
-        self, name: str, queue_url: str, queue_arn: str, handler: Handler, batch_size: int = 10
+        self,
+        name: str,
+        queue_url: str,
+        queue_arn: str,
+        handler: Handler | EnvironmentSpec,
+        batch_size: int = 10,
+        *,
+        concurrency: int = 1,
+        observer: Observer | None = None,
     ) -> None:
-        thread = threading.Thread(
-            target=self._loop,
-            args=(name, queue_url, queue_arn, handler, batch_size),
-            name=f"dispatch-{name}",
-            daemon=True,
+        """Map a queue to a function: ``handler`` is called in this process (it must then be
+        thread-safe when ``concurrency`` > 1), or, given an :class:`EnvironmentSpec`, each
+        poller invokes an environment process of its own."""
+        mapping = _Mapping(
+            name, queue_url, queue_arn, handler, batch_size, max(1, concurrency), observer
         )
-        self._threads.append(thread)
+        for index in range(mapping.concurrency):
+            mapping.threads.append(
+                threading.Thread(
+                    target=self._loop,
+                    args=(mapping, index),
+                    name=f"dispatch-{name}-{index}",
+                    daemon=True,
+                )
+            )
+        self._mappings[name] = mapping
+
+    def stats(self) -> dict[str, MappingStats]:
+        return {name: m.stats for name, m in self._mappings.items()}
+
+    def busy(self) -> int:
+        """Invocations running now, over every mapping."""
+        return sum(m.stats.busy for m in self._mappings.values())
 
     def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
+        for mapping in self._mappings.values():
+            if isinstance(mapping.handler, EnvironmentSpec):
+                # The first environment of each function warms up while the rest starts.
+                environment = self._environment(mapping, 0)
+                environment.start()
+            for thread in mapping.threads:
+                thread.start()
+
+    def pause(self, name: str, timeout_s: float | None = None) -> None:
+        """Stop polling ``name``'s queue; returns once its invocations in hand have ended."""
+        mapping = self._mappings[name]
+        mapping.paused.set()
+        with self._changed:
+            self._changed.notify_all()
+        for thread in mapping.threads:
+            if thread.is_alive():
+                thread.join(timeout_s)
 
     def stop(self) -> None:
         self._stop.set()
-        for thread in self._threads:
-            thread.join()
+        with self._changed:
+            self._changed.notify_all()
+        for mapping in self._mappings.values():
+            for thread in mapping.threads:
+                if thread.is_alive():
+                    thread.join()
+            for environment in mapping.environments:
+                environment.stop()
 
-    def _loop(self, name: str, url: str, arn: str, handler: Handler, batch_size: int) -> None:
-        while not self._stop.is_set():
+    # --- pollers ---
+
+    def _environment(self, mapping: _Mapping, index: int) -> Environment:
+        assert isinstance(mapping.handler, EnvironmentSpec)
+        while len(mapping.environments) <= index:
+            number = len(mapping.environments)
+            mapping.environments.append(Environment(f"{mapping.name}[{number}]", mapping.handler))
+        return mapping.environments[index]
+
+    def _loop(self, mapping: _Mapping, index: int) -> None:
+        with self._changed:
+            while mapping.wanted <= index and not self._done(mapping):
+                self._changed.wait()
+        if self._done(mapping):
+            return
+        mapping.stats.pollers += 1
+        handler = (
+            self._environment(mapping, index)
+            if isinstance(mapping.handler, EnvironmentSpec)
+            else mapping.handler
+        )
+        while not self._done(mapping):
             try:
-                self.poll_once(name, url, arn, handler, batch_size)
+                self._round(mapping, handler)
             except Exception as exc:  # the mapping survives a failed poll, as Lambda's does
-                log.exception("dispatch to %s failed", name)
+                log.exception("dispatch to %s failed", mapping.name)
                 self.errors.append(exc)
+                self._stop.wait(1)  # an endpoint that is down: do not spin
+
+    def _done(self, mapping: _Mapping) -> bool:
+        return self._stop.is_set() or mapping.paused.is_set()
 
     def poll_once(
         self, name: str, url: str, arn: str, handler: Handler, batch_size: int = 10
     ) -> int:
-        """One receive-invoke-delete round; returns how many records were handled."""
+        """One receive-invoke-delete round outside any poller; returns how many records were
+        handled (deleted)."""
+        return self._round(_Mapping(name, url, arn, handler, batch_size, 1), handler)
+
+    def _round(self, mapping: _Mapping, handler: Handler) -> int:
         messages = self.sqs.receive_message(
-            QueueUrl=url,
-            MaxNumberOfMessages=batch_size,
+            QueueUrl=mapping.url,
+            MaxNumberOfMessages=mapping.batch_size,
             WaitTimeSeconds=self.wait_s,
             MessageSystemAttributeNames=["All"],
         ).get("Messages", [])
         if not messages:
             return 0
-        context = FakeLambdaContext(function_name=name, aws_request_id=str(uuid.uuid4()))
+        if len(messages) == mapping.batch_size and mapping.wanted < mapping.concurrency:
+            with self._changed:  # a backlog: one more concurrent poller
+                mapping.wanted += 1
+                self._changed.notify_all()
+        stats = mapping.stats
+        with self._changed:
+            stats.invocations += 1
+            stats.records += len(messages)
+            stats.busy += 1
+            stats.peak_busy = max(stats.peak_busy, stats.busy)
+        context = FakeLambdaContext(function_name=mapping.name, aws_request_id=str(uuid.uuid4()))
         try:
-            response = handler(sqs_event(messages, arn, self.region), context) or {}
+            response = handler(sqs_event(messages, mapping.arn, self.region), context) or {}
             failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
         except Exception:
-            log.exception("%s failed a whole batch", name)
+            log.exception("%s failed a whole batch", mapping.name)
+            with self._changed:
+                stats.failed_invocations += 1
+                stats.failed_records += len(messages)
             return 0
+        finally:
+            with self._changed:
+                stats.busy -= 1
         done = [m for m in messages if m["MessageId"] not in failed]
+        with self._changed:
+            stats.failed_records += len(messages) - len(done)
         if done:
             self.sqs.delete_message_batch(
-                QueueUrl=url,
+                QueueUrl=mapping.url,
                 Entries=[
                     {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)
                 ],
             )
+            if mapping.observer is not None:
+                mapping.observer(done)
         return len(done)

@@ -1,32 +1,64 @@
 """The whole pipeline on one machine: moto, the stack, the handlers and the runner supervisor.
 
-The handlers run in this process behind :class:`Dispatcher` threads, as Lambda would run them;
-the runners run as ``python -m runner``, exactly the command the ECS task runs.
+The handlers run as Lambda runs them: event source mappings (:class:`Dispatcher`) poll the
+queues here and invoke each function in execution environments of its own, processes that
+import the handler once (:mod:`pagefleet.local.environment`), several at once under a backlog.
+The runners run as ``python -m runner``, exactly the command the ECS task runs. Their logs,
+and the environments', go through one :class:`LogRouter`.
+
+The moto server is this process's own, one given (tests share one), or none: with
+``settings.endpoint_url`` set and no server given, the pipeline runs against that endpoint and
+uses the stack it finds there, creating only what is missing.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
-from pagefleet.local.dispatch import Dispatcher
-from pagefleet.local.provision import Stack, create_stack
-from pagefleet.local.server import MotoServer
+from pagefleet.local.dispatch import Dispatcher, EnvironmentSpec
+from pagefleet.local.janitor import Janitor
+from pagefleet.local.logs import RUNNER, LogRouter
+from pagefleet.local.provision import Stack, create_stack, open_stack
+from pagefleet.local.server import MotoServer, use_fake_credentials
 from pagefleet.settings import Settings, settings_env
+from pagefleet.stack import HANDLER_TIMEOUT_S
 from runner.health import RunnerHealth
 
-# The handlers' JSON logs and EMF metrics belong in CloudWatch, not in a terminal.
-QUIET_HANDLERS = {"POWERTOOLS_LOG_LEVEL": "WARNING", "POWERTOOLS_METRICS_DISABLED": "true"}
+log = logging.getLogger(__name__)
+
 # A short long-poll lets the local stack stop within seconds: an idle worker finishes its poll
 # (and releases anything it brings) before it exits.
 LOCAL_POLL_WAIT_S = 2
+# Concurrent environments per function at most (Lambda scales an SQS mapping up with the
+# backlog); the dead-letter consumers see a trickle.
+CONCURRENCY = {"splitter": 4, "completion": 3, "upload-dead-letters": 1, "chunk-dead-letters": 1}
+FUNCTIONS = {
+    "splitter": ("ingest", False, "handlers.splitter:lambda_handler"),
+    "completion": ("completion", False, "handlers.completion:lambda_handler"),
+    "upload-dead-letters": ("ingest", True, "handlers.splitter:dead_letter_handler"),
+    "chunk-dead-letters": ("chunks", True, "handlers.completion:dead_letter_handler"),
+}
+
+
+@dataclass
+class DrainReport:
+    drained: bool
+    seconds: float
+    uploads_waiting: int  # in the ingest queue, never split
+    chunks_left: int  # on the chunks queue, converting or waiting
+    completions_left: int
 
 
 class LocalPipeline:
@@ -40,64 +72,97 @@ class LocalPipeline:
         log_file: str | None = None,
         start_runners: bool = True,
         stack: Stack | None = None,
+        logs: LogRouter | None = None,
+        keep_jobs_s: float | None = None,
+        functions_endpoint_url: str | None = None,
+        concurrency: dict[str, int] | None = None,
     ) -> None:
+        """``keep_jobs_s``: delete each job's internals this long after it ended (the janitor;
+        None keeps them, as tests that read them need). ``functions_endpoint_url``: the endpoint
+        the handlers and runners use, when it is not the stack's (a fault-injecting proxy)."""
         self.settings = settings.model_copy(
             update={"poll_wait_s": min(settings.poll_wait_s, LOCAL_POLL_WAIT_S)}
         )
         self.workers = workers
         self.runner_env = runner_env or {}
-        self._own_server = server is None
-        self.server = server or MotoServer()
-        self.log_file = log_file
+        self.external = server is None and settings.endpoint_url is not None
+        self._own_server = server is None and not self.external
+        self.server = server or (None if self.external else MotoServer())
+        self._own_logs = logs is None
+        self.logs = logs or LogRouter(log_file=log_file)
         self._start_runners = start_runners
         self.stack = stack  # given: resources made elsewhere (Terraform), not provisioned
+        self.keep_jobs_s = keep_jobs_s
+        self.functions_endpoint_url = functions_endpoint_url
+        self.concurrency = {**CONCURRENCY, **(concurrency or {})}
         self.dispatcher: Dispatcher | None = None
+        self.janitor: Janitor | None = None
         self.runner: subprocess.Popen[bytes] | None = None
         self._runner_tmp: Path | None = None
         self._health_file: Path | None = None
-        self._saved_env: dict[str, str | None] = {}
+
+    @property
+    def function_settings(self) -> Settings:
+        """What the handlers and the runner are configured with."""
+        url = self.functions_endpoint_url or self.settings.endpoint_url
+        return self.settings.model_copy(update={"endpoint_url": url})
 
     def start(self) -> Stack:
-        url = self.server.start() if self._own_server else self.server.url
-        self.settings = self.settings.model_copy(update={"endpoint_url": url})
+        if self.server is not None:
+            url = self.server.start() if self._own_server else self.server.url
+            self.settings = self.settings.model_copy(update={"endpoint_url": url})
+        else:
+            use_fake_credentials()  # a moto-like endpoint takes any; real ones are kept
         if self.stack is None:
-            self.stack = create_stack(self.settings)
-        self._set_env({**settings_env(self.settings), **QUIET_HANDLERS})
+            self.stack = open_stack(self.settings) if self.external else create_stack(self.settings)
+        if self.keep_jobs_s is not None:
+            self.janitor = Janitor(self.stack.s3, self.settings.bucket, grace_s=self.keep_jobs_s)
+            self.janitor.start()
         if self._start_runners:
             self.start_runners()
         self.dispatcher = self._dispatcher(self.stack)
         self.dispatcher.start()
         return self.stack
 
-    def _dispatcher(self, stack: Stack) -> Dispatcher:
-        # Imported here: the handlers read their settings from the environment set above.
-        from handlers import completion, splitter
+    def _function_env(self) -> dict[str, str]:
+        chatty = self.logs.verbose or self.logs.log_file is not None
+        return {
+            **settings_env(self.function_settings),
+            "PYTHONUNBUFFERED": "1",
+            "POWERTOOLS_LOG_LEVEL": "INFO" if chatty else "WARNING",
+            # Metrics on: powertools then flushes (and clears) them after every invocation. Off,
+            # it keeps every value and prints them anyway at 100 (its overflow path ignores the
+            # switch): the long EMF arrays. The lines go where CloudWatch Logs would be.
+            "POWERTOOLS_METRICS_DISABLED": "false",
+            "POWERTOOLS_DEV": "false",
+        }
 
+    def _dispatcher(self, stack: Stack) -> Dispatcher:
         dispatcher = Dispatcher(stack.sqs, self.settings.region)
-        dispatcher.add(
-            "splitter",
-            stack.queue_urls["ingest"],
-            stack.queue_arns["ingest"],
-            splitter.lambda_handler,
-        )
-        dispatcher.add(
-            "completion",
-            stack.queue_urls["completion"],
-            stack.queue_arns["completion"],
-            completion.lambda_handler,
-        )
-        dispatcher.add(
-            "upload-dead-letters",
-            stack.dlq_urls["ingest"],
-            stack.dlq_arns["ingest"],
-            splitter.dead_letter_handler,
-        )
-        dispatcher.add(
-            "chunk-dead-letters",
-            stack.dlq_urls["chunks"],
-            stack.dlq_arns["chunks"],
-            completion.dead_letter_handler,
-        )
+        env = self._function_env()
+        for name, (role, dead_letters, handler) in FUNCTIONS.items():
+            spec = EnvironmentSpec(
+                handler=handler, env=env, timeout_s=HANDLER_TIMEOUT_S, attach_logs=self.logs.attach
+            )
+            urls, arns = (
+                (stack.dlq_urls, stack.dlq_arns)
+                if dead_letters
+                else (
+                    stack.queue_urls,
+                    stack.queue_arns,
+                )
+            )
+            observer = None
+            if self.janitor is not None and name == "completion":
+                observer = self.janitor.observe
+            dispatcher.add(
+                name,
+                urls[role],
+                arns[role],
+                spec,
+                concurrency=self.concurrency.get(name, 1),
+                observer=observer,
+            )
         return dispatcher
 
     def start_runners(self) -> None:
@@ -107,7 +172,8 @@ class LocalPipeline:
         self._runner_tmp = Path(tempfile.mkdtemp(prefix="pagefleet-local-runner-"))
         env = {
             **os.environ,
-            **settings_env(self.settings),
+            **settings_env(self.function_settings),
+            "PYTHONUNBUFFERED": "1",
             "TMPDIR": str(self._runner_tmp),
             "PAGEFLEET_HEALTH_FILE": str(self._runner_tmp / "health.json"),
             **self.runner_env,
@@ -115,13 +181,16 @@ class LocalPipeline:
         if self.workers:
             env["PAGEFLEET_WORKERS"] = str(self.workers)
         self._health_file = Path(env["PAGEFLEET_HEALTH_FILE"])
-        log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
         self.runner = subprocess.Popen(
             [sys.executable, "-m", "runner"],
             env=env,
-            stdout=log,
-            stderr=log,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            # Its own session: a terminal's Ctrl-C reaches this process, which decides.
+            start_new_session=True,
         )
+        assert self.runner.stdout is not None
+        self.logs.attach(RUNNER, self.runner.stdout)
 
     def health(self) -> RunnerHealth | None:
         """What the runner's supervisor last wrote to its health file (runner/health.py): per
@@ -145,6 +214,50 @@ class LocalPipeline:
                 raise TimeoutError(f"{self.ready_workers()} of {expected} workers ready")
             time.sleep(0.05)  # a file written by another process: nothing to await
 
+    # --- stopping ---
+
+    def in_flight(self) -> DrainReport:
+        """What is on the queues now, and whether nothing is (no invocation running either)."""
+        assert self.stack is not None
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        counts = {}
+        for role in ("ingest", "chunks", "completion"):
+            attrs = self.stack.sqs.get_queue_attributes(
+                QueueUrl=self.stack.queue_urls[role], AttributeNames=names
+            )["Attributes"]
+            counts[role] = sum(int(attrs.get(n, 0)) for n in names)
+        busy = self.dispatcher.busy() if self.dispatcher else 0
+        return DrainReport(
+            drained=counts["chunks"] == 0 and counts["completion"] == 0 and busy == 0,
+            seconds=0.0,
+            uploads_waiting=counts["ingest"],
+            chunks_left=counts["chunks"],
+            completions_left=counts["completion"],
+        )
+
+    def drain(self, timeout_s: float, hurry: threading.Event | None = None) -> DrainReport:
+        """Take no new upload; let the jobs already split finish (their chunks convert, their
+        completions publish) for at most ``timeout_s``, or until ``hurry`` is set.
+
+        Uploads not yet split stay on the ingest queue: on a server that outlives this process
+        they are split by the next start; the embedded server goes with it.
+        """
+        started = time.monotonic()
+        deadline = started + timeout_s
+        if self.dispatcher is not None:
+            self.dispatcher.pause("splitter", timeout_s)
+        while True:
+            report = self.in_flight()
+            report.seconds = time.monotonic() - started
+            if report.drained or time.monotonic() >= deadline:
+                return report
+            if self.runner is None or self.runner.poll() is not None:
+                return report  # nothing converts what is left
+            if hurry is not None and hurry.wait(0.2):
+                return report
+            if hurry is None:
+                time.sleep(0.2)  # queue depths on a server: nothing to await but a look
+
     def stop_runners(self, timeout_s: float = 60) -> int | None:
         if self.runner is None:
             return None
@@ -165,22 +278,14 @@ class LocalPipeline:
         self.stop_runners()
         if self.dispatcher is not None:
             self.dispatcher.stop()
-        self._restore_env()
-        if self._own_server:
+        if self.janitor is not None:
+            self.janitor.stop()
+        if self._own_server and self.server is not None:
             self.server.stop()
-
-    def _set_env(self, values: dict[str, str]) -> None:
-        for name, value in values.items():
-            self._saved_env.setdefault(name, os.environ.get(name))
-            os.environ[name] = value
-
-    def _restore_env(self) -> None:
-        for name, value in self._saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        self._saved_env.clear()
+        if self._own_logs:
+            self.logs.close()
+        else:
+            self.logs.wait()
 
     def __enter__(self) -> LocalPipeline:
         self.start()
@@ -193,3 +298,15 @@ class LocalPipeline:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def terminal_logs(verbose: bool, log_file: str | None, terminal: IO[str] | bool) -> LogRouter:
+    """A router for a command: this process's own log records join the stack's."""
+    from pagefleet.local.logs import RouterHandler
+
+    router = LogRouter(verbose=verbose, log_file=log_file, terminal=terminal)
+    handler = RouterHandler(router)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if (verbose or log_file) else logging.WARNING)
+    return router
