@@ -188,6 +188,21 @@ def test_slide_bullets_wrap_and_plot_labels_stay_together(tmp_path: Path) -> Non
     assert [ln for ln in lines if ln.startswith("#")] == ["# Sediment Budget"]
 
 
+def test_chinese_lines_join_without_a_space() -> None:
+    def line(text: str, y: float) -> Line:
+        return {"bbox": [50, y, 300, y + 10], "spans": [{"t": text, "s": 10}]}
+
+    lines = [line("本期计入营", 100), line("业外收入的金额 and", 112), line("then English", 124)]
+    page: Page = {
+        "number": 1,
+        "ocr": False,
+        "width": 600,
+        "height": 800,
+        "blocks": [{"bbox": [50, 100, 300, 134], "lines": lines}],
+    }
+    assert render_document([page]) == "本期计入营业外收入的金额 and then English\n"
+
+
 def test_footnote_kept_apart_from_paragraph() -> None:
     def line(text: str, y: float, size: float, x: float = 50) -> Line:
         return {"bbox": [x, y, x + 400, y + size], "spans": [{"t": text, "s": size}]}

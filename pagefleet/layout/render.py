@@ -25,6 +25,8 @@ _SPACES = re.compile(r"\s+")
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
 )
+# Han, kana and CJK punctuation and full-width forms.
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
@@ -489,6 +491,8 @@ def _segments(lines: list[Line], vocabulary: set[str]) -> Iterator[tuple[str, bo
 def _join(text: str, following: str, vocabulary: set[str]) -> str:
     """The end of a line as it reads before the next line: hyphen dropped or a space added."""
     stripped = text.rstrip()
+    if stripped and _CJK.match(stripped[-1]) and _CJK.match(following.lstrip()[:1]):
+        return stripped  # Chinese and Japanese wrap between characters, with no space
     if not stripped.endswith("-") or len(stripped) < 2 or not stripped[-2].isalpha():
         return stripped + " "
     head = _WORD.findall(stripped[:-1])

@@ -272,10 +272,11 @@ def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     out: list[list[dict[str, Any]]] = [[]]
     reach: float | None = None
     for span in spans:
-        x0, _, x1, _ = span["bbox"].bbox
+        x0, y0, x1, y1 = span["bbox"].bbox
         if span["text"].strip():
-            size = span["font"]["size"] or 1.0
-            if reach is not None and x0 - reach > _CELL_GAP * size:
+            # The box's height, not the font size: many producers set size 1 and scale.
+            size = 0.8 * (y1 - y0)
+            if reach is not None and x0 - reach > _CELL_GAP * max(size, 1.0):
                 out.append([])
             reach = x1 if reach is None else max(reach, x1)
         out[-1].append(span)
