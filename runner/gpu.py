@@ -39,6 +39,10 @@ class GpuSample:
     power_w: float
 
 
+class GpuError(RuntimeError):
+    """A GPU query failed (an NVML error): logged and counted by the caller, never swallowed."""
+
+
 class Inventory(Protocol):
     def gpus(self) -> list[GpuInfo]: ...
 
@@ -74,6 +78,12 @@ class NvmlInventory:
         return found
 
     def sample(self) -> list[GpuSample]:
+        try:
+            return self._sample()
+        except pynvml.NVMLError as exc:
+            raise GpuError(f"NVML: {type(exc).__name__}: {exc}") from exc
+
+    def _sample(self) -> list[GpuSample]:
         samples = []
         for index, handle in enumerate(self._handles):
             memory = pynvml.nvmlDeviceGetMemoryInfo(handle)

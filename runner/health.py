@@ -32,7 +32,6 @@ class WorkerHealth(BaseModel):
 
 
 class RunnerHealth(StateFile):
-
     pid: int
     updated_at: float
     workers: list[WorkerHealth]

@@ -23,12 +23,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from pagefleet.settings import Settings, load_settings
-from runner.gpu import Inventory, open_inventory
+from runner.gpu import GpuError, GpuInfo, Inventory, open_inventory
 from runner.health import RunnerHealth, WorkerHealth
+from runner.mps import MpsProbe, probe_mps_client
 from runner.protection import TaskProtection
 from runner.telemetry import Telemetry
 from runner.worker_plan import (
     KILL_MARGIN_S,
+    Host,
+    Plan,
     RunnerSettings,
     SupervisorError,
     WorkerSpec,
@@ -97,6 +100,10 @@ class Supervisor:
         Environment given to every worker on top of this process's (settings overrides).
     inventory
         Opens the GPU inventory: NVML by default; tests pass a fake.
+    mps_probe
+        Checks that a CUDA client reaches the MPS daemon (:func:`runner.mps.probe_mps_client`).
+    host
+        Cores and memory to size W by; read from the machine when omitted.
     handle_signals
         Install SIGTERM/SIGINT handlers (first: drain, second: kill now). An application that
         owns the signals passes False and calls :meth:`stop`.
@@ -110,6 +117,8 @@ class Supervisor:
         worker_argv: Sequence[str] | None = None,
         extra_env: Mapping[str, str] | None = None,
         inventory: Callable[[], tuple[Inventory | None, str]] = open_inventory,
+        mps_probe: Callable[[Path, GpuInfo], MpsProbe] = probe_mps_client,
+        host: Host | None = None,
         telemetry: Telemetry | None = None,
         protection: TaskProtection | None = None,
         handle_signals: bool = True,
@@ -121,7 +130,10 @@ class Supervisor:
         self.telemetry = telemetry or Telemetry()
         self.slots: list[WorkerSlot] = []
         self._open_inventory = inventory
+        self._mps_probe = mps_probe
+        self._host = host
         self._inventory: Inventory | None = None
+        self.nvml_errors = 0
         self._protection = protection
         self._handle_signals = handle_signals
         self._stopping = asyncio.Event()
@@ -147,13 +159,22 @@ class Supervisor:
         try:
             self._inventory, source = self._open_inventory()
             try:
-                specs, notes = plan_workers(
-                    self.settings, self.runner_settings, self._inventory, state_dir
-                )
+                plan, mps = await self._plan(state_dir)
             except SupervisorError as exc:
                 self.telemetry.event("supervisor_failed", level="error", error=str(exc))
                 return 2
-            for note in notes:
+            specs = plan.specs
+            # The first line says what this runner is: its GPUs, MPS as a client saw it, W.
+            self.telemetry.event(
+                "runner_start",
+                inventory=source,
+                converter=self.settings.converter,
+                mps=mps,
+                gpus=[gpu.uuid for gpu, _ in plan.sizings if gpu is not None],
+                sizing=[sizing.fields() for _, sizing in plan.sizings],
+                workers=len(specs),
+            )
+            for note in plan.notes:
                 self.telemetry.event("plan", inventory=source, note=note)
             self._check_timeouts()
             self.slots = [WorkerSlot(spec) for spec in specs]
@@ -196,6 +217,45 @@ class Supervisor:
         code = 2 if self._fatal else 1 if self._killed or not self._drain else 0
         self.telemetry.event("supervisor_stopped", exit_code=code, killed=self._killed)
         return code
+
+    async def _plan(self, state_dir: Path) -> tuple[Plan, str]:
+        """The workers to run, and what MPS a client of each GPU found (checked, not assumed)."""
+        plan = plan_workers(
+            self.settings, self.runner_settings, self._inventory, state_dir, self._host
+        )
+        if plan.mps_pipe is None:
+            mode = self.runner_settings.mps
+            reason = "PAGEFLEET_MPS=off" if mode == "off" else "no GPU"
+            if mode != "off" and plan.sizings and plan.sizings[0][0] is not None:
+                reason = f"no daemon at {self.runner_settings.mps_dir}"
+            return plan, f"off ({reason})"
+        pipe = plan.mps_pipe
+        failures = []
+        for gpu, sizing in plan.sizings:
+            if gpu is None or sizing.workers == 0:
+                continue
+            probe = await asyncio.to_thread(self._mps_probe, pipe, gpu)
+            if not probe.ok:
+                failures.append(f"GPU {gpu.index} ({gpu.uuid}): {probe.detail}")
+        if not failures:
+            return plan, f"on, client connected via {pipe}"
+        failed = "; ".join(failures)
+        if self.runner_settings.mps == "on":
+            raise SupervisorError(
+                f"PAGEFLEET_MPS=on but a CUDA client cannot use the MPS daemon at {pipe}: "
+                f"{failed}. Same UID as the daemon's servers, ipc=host and the pipe directory "
+                "mounted at the same path (mps/README.md)"
+            )
+        # auto: workers told to use this daemon would fail every CUDA call; run without it.
+        self.telemetry.event("mps_unusable", level="warning", pipe=str(pipe), error=failed)
+        plan = plan_workers(
+            self.settings,
+            self.runner_settings.model_copy(update={"mps": "off"}),
+            self._inventory,
+            state_dir,
+            self._host,
+        )
+        return plan, f"off (daemon at {pipe} unusable: {failed})"
 
     def stop(self, drain: bool = True) -> None:
         """Stop the workers: drain (SIGTERM, SIGKILL at the ECS deadline) or kill them now.
@@ -349,11 +409,29 @@ class Supervisor:
         """GPU telemetry and per-worker pages/s, every ``telemetry_interval_s``."""
         while True:
             await asyncio.sleep(self.runner_settings.telemetry_interval_s)
-            await self.report_once()
+            try:
+                await self.report_once()
+            except Exception as exc:  # a bug in reporting must not end it silently
+                self.telemetry.event(
+                    "telemetry_failed", level="error", error=f"{type(exc).__name__}: {exc}"
+                )
 
     async def report_once(self) -> None:
         if self._inventory is not None:
-            for sample in await asyncio.to_thread(self._inventory.sample):
+            try:
+                samples = await asyncio.to_thread(self._inventory.sample)
+            except GpuError as exc:
+                # Logged and counted, and the next interval tries again.
+                self.nvml_errors += 1
+                samples = []
+                self.telemetry.metrics(
+                    "nvml_error",
+                    {},
+                    {"NvmlErrors": (self.nvml_errors, "Count")},
+                    level="error",
+                    error=str(exc),
+                )
+            for sample in samples:
                 self.telemetry.metrics(
                     "gpu",
                     {"Gpu": str(sample.index)},

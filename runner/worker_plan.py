@@ -1,19 +1,29 @@
 """How many workers the runner starts, where, and with what environment.
 
-:class:`RunnerSettings` holds the runner's own knobs; :func:`plan_workers` turns them, the shared
-:class:`~pagefleet.settings.Settings` and the GPU inventory into one :class:`WorkerSpec` per
-worker process. Everything here is a pure decision: starting and watching the processes is
+:class:`RunnerSettings` holds the runner's own knobs; :func:`size_workers` decides W and the OCR
+request concurrency from the host (cores, memory), the converter and the GPU; :func:`plan_workers`
+turns that into one :class:`WorkerSpec` per worker process. Everything here is a pure decision
+(:func:`detect_host` only reads the machine): starting and watching the processes is
 ``runner/supervisor.py``'s job.
+
+Who touches the GPU (mps/README.md): with marker 2.x no worker does. The GPU is used by the model
+servers: the vLLM sidecar that serves surya's OCR VLM, and the layout and OCR-error servers that
+the first worker's conversion process spawns (the others attach to them). A worker is a thin
+client that renders pages, runs pdftext and post-processes on the CPU, so W follows the CPU
+cores and memory, and the OCR requests all workers keep in flight follow the VLM server's
+capacity. With the CPU converter's OCR on onnxruntime-gpu each worker does hold models on the
+GPU, and W follows free GPU memory as before.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+import psutil
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -22,6 +32,37 @@ from runner.gpu import GpuInfo, Inventory
 
 # Stragglers are killed this long before ECS's own SIGKILL, so the kill is ours and is logged.
 KILL_MARGIN_S = 2.0
+
+# surya's VLLM_GPU_TYPE table and the 24 GB baseline of 32 sequences that sizes the OCR server's
+# --max-num-seqs (surya/inference/backends/vllm.py, GPU_VRAM_GB and _gpu_settings; the runners
+# module sizes the sidecar the same way). tests/test_marker_contract.py checks both against surya.
+SURYA_GPU_VRAM_GB = {
+    "b300": 270,
+    "b200": 180,
+    "h200": 141,
+    "h100": 80,
+    "a100-80": 80,
+    "a100": 40,
+    "a100-40": 40,
+    "l40s": 48,
+    "a10": 24,
+    "l4": 24,
+    "5090": 32,
+    "4090": 24,
+    "3090": 24,
+    "t4": 16,
+}
+SURYA_DEFAULT_GPU_TYPE = "4090"
+# What surya assumes of a server whose GPU type it does not know (VllmBackend._max_num_seqs).
+SURYA_UNKNOWN_CAPACITY = 8
+# marker's own CLI keeps about 1.5 x the server's capacity in flight across all its workers
+# (marker/scripts/convert.py): enough queued that the server never idles between requests.
+OCR_OVERSUBSCRIBE = 1.5
+# Cores left to the model servers' CPU side (request decoding, image pre-processing), as
+# marker/utils/batch.py leaves two ("physical cores - 2").
+MARKER_SERVER_CORES = 2
+# A worker process (event loop, boto) beside its conversion process's memory budget.
+WORKER_OVERHEAD_MB = 256
 
 
 class RunnerSettings(BaseSettings):
@@ -33,24 +74,40 @@ class RunnerSettings(BaseSettings):
         "", description="Comma-separated GPU indices or UUIDs to run workers on; empty = all."
     )
     workers_per_gpu: int = Field(
-        0, ge=0, description="Worker processes per GPU; 0 decides from free GPU memory."
+        0,
+        ge=0,
+        description="Worker processes per GPU; 0 decides: with marker from CPU cores and memory "
+        "(workers hold no model), with the CPU converter's GPU OCR from free GPU memory.",
     )
-    # marker 1.x loaded its models into every worker (about 7 GiB each); 2.x workers are thin
-    # clients of shared model servers, so a worker needs little more than a CUDA context.
     worker_gpu_memory_mb: int = Field(
-        1024, ge=1, description="GPU memory one worker needs, for the automatic workers_per_gpu."
+        1024,
+        ge=1,
+        description="GPU memory one CPU-converter worker needs (its OCR models on "
+        "onnxruntime-gpu), for the automatic workers_per_gpu; marker workers need none.",
     )
     max_workers_per_gpu: int = Field(8, ge=1, description="Cap on the automatic workers_per_gpu.")
+    server_memory_mb: int = Field(
+        2048,
+        ge=0,
+        description="Host memory kept for the layout and OCR-error model servers that marker's "
+        "first worker spawns, before W is sized from memory (marker only).",
+    )
     mps: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="Use the MPS daemon of each GPU: on (required), off, or auto (if it runs).",
+        description="Join the MPS daemon at PAGEFLEET_MPS_DIR: on (required, checked at start), "
+        "off, or auto (if one answers there and a client connects).",
     )
     mps_dir: str = Field(
         "/tmp/nvidia-mps",
-        description="Holds <gpu-uuid>/pipe and <gpu-uuid>/log (mps/start_mps.sh).",
+        description="Pipe directory of the instance's one MPS control daemon "
+        "(CUDA_MPS_PIPE_DIRECTORY): the AMI's nvidia-mps.service's, or mps/start_mps.sh's.",
     )
     mps_active_thread_percentage: int = Field(
-        0, ge=0, le=100, description="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per worker; 0 = automatic."
+        0,
+        ge=0,
+        le=100,
+        description="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per worker; 0 = automatic (CPU-converter "
+        "workers ceil(200 / W); marker workers none, so the servers they spawn may use every SM).",
     )
     stop_timeout_s: float = Field(
         30.0, gt=KILL_MARGIN_S, description="ECS stopTimeout: time from SIGTERM to SIGKILL."
@@ -91,13 +148,119 @@ class WorkerSpec:
         return Path(self.env["PAGEFLEET_WORKER_STATE_FILE"])
 
 
-def workers_for_gpu(gpu: GpuInfo, runner_settings: RunnerSettings) -> int:
-    """W for one GPU: the setting, or as many footprints as fit in its free memory."""
-    if runner_settings.workers_per_gpu:
-        return runner_settings.workers_per_gpu
-    return min(
-        runner_settings.max_workers_per_gpu,
-        gpu.memory_free_mb // runner_settings.worker_gpu_memory_mb,
+@dataclass(frozen=True)
+class Host:
+    """What this runner may use of the machine: cores and memory (its cgroup's, when limited)."""
+
+    cpu_count: int
+    memory_mb: int
+
+
+def detect_host() -> Host:
+    """Cores this process may run on and memory available now (the vLLM sidecar, started first,
+    already holds its share), each capped by the container's cgroup v2 limits when set."""
+    cores = len(os.sched_getaffinity(0))
+    memory_mb = psutil.virtual_memory().available // (1024 * 1024)
+    cgroup = Path("/sys/fs/cgroup")
+    try:
+        quota, period = (cgroup / "cpu.max").read_text().split()
+        if quota != "max":
+            cores = min(cores, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    try:
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            used = int((cgroup / "memory.current").read_text())
+            memory_mb = min(memory_mb, (int(limit) - used) // (1024 * 1024))
+    except (OSError, ValueError):
+        pass
+    return Host(cpu_count=max(1, cores), memory_mb=max(0, memory_mb))
+
+
+def ocr_server_capacity(gpu_type: str | None) -> int:
+    """The OCR VLM server's concurrent sequences (--max-num-seqs), computed as surya does."""
+    vram = SURYA_GPU_VRAM_GB.get(gpu_type or SURYA_DEFAULT_GPU_TYPE)
+    if vram is None:
+        return SURYA_UNKNOWN_CAPACITY
+    return max(8, int(32 * vram / 24) // 8 * 8)
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """W and the OCR concurrency for one GPU (or for the host without GPU), and why.
+
+    ``limited_by`` names what decided W: ``setting``, ``cpu``, ``memory`` or ``gpu memory``.
+    The OCR fields are None where no OCR server is used (CPU converter, marker without OCR).
+    """
+
+    converter: str
+    workers: int
+    limited_by: str
+    cpu_workers: int
+    memory_workers: int
+    threads: int
+    ocr_capacity: int | None = None
+    ocr_in_flight: int | None = None
+    inference_parallel: int | None = None
+
+    def fields(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def size_workers(
+    settings: Settings, runner_settings: RunnerSettings, host: Host, gpu: GpuInfo | None
+) -> Sizing:
+    """W for one GPU (``gpu``) or for the whole host (``gpu`` None), and the OCR concurrency.
+
+    - marker: W = min(cores - 2, memory // (conversion budget + worker), cap); the two cores and
+      ``server_memory_mb`` are the spawned model servers'. Every worker sends at most
+      ``inference_parallel`` OCR requests at once, so all W together keep about 1.5 x the VLM
+      server's capacity in flight, as marker's own CLI does; an explicit
+      PAGEFLEET_MARKER_INFERENCE_PARALLEL wins.
+    - CPU converter on a GPU (OCR on onnxruntime-gpu): W from free GPU memory, as many
+      ``worker_gpu_memory_mb`` footprints as fit, capped.
+    - CPU converter without GPU: W = min(cores, memory // (budget + worker)); each worker's OCR
+      pool gets cores // W threads.
+    """
+    per_worker_mb = settings.convert_memory_mb + WORKER_OVERHEAD_MB
+    marker = settings.converter == "marker"
+    reserve_mb = runner_settings.server_memory_mb if marker else 0
+    memory_workers = max(1, (host.memory_mb - reserve_mb) // per_worker_mb)
+    cpu_workers = max(1, host.cpu_count - MARKER_SERVER_CORES) if marker else host.cpu_count
+    explicit = runner_settings.workers_per_gpu if gpu is not None else settings.workers
+    if explicit:
+        workers, limited_by = explicit, "setting"
+    elif gpu is not None and not marker:
+        workers = min(
+            runner_settings.max_workers_per_gpu,
+            gpu.memory_free_mb // runner_settings.worker_gpu_memory_mb,
+        )
+        limited_by = "gpu memory"
+    else:
+        cap = runner_settings.max_workers_per_gpu if gpu is not None else cpu_workers
+        workers = min(cpu_workers, memory_workers, cap)
+        limited_by = (
+            "cpu" if workers == cpu_workers else "memory" if workers == memory_workers else "cap"
+        )
+    threads = settings.convert_threads or max(1, host.cpu_count // max(1, workers))
+    if not marker or settings.marker_disable_ocr or workers == 0:
+        return Sizing(settings.converter, workers, limited_by, cpu_workers, memory_workers, threads)
+    capacity = ocr_server_capacity(settings.marker_vllm_gpu_type)
+    if settings.marker_inference_parallel:
+        parallel = settings.marker_inference_parallel
+    else:
+        parallel = max(1, math.ceil(capacity * OCR_OVERSUBSCRIBE / workers))
+    return Sizing(
+        settings.converter,
+        workers,
+        limited_by,
+        cpu_workers,
+        memory_workers,
+        threads,
+        ocr_capacity=capacity,
+        ocr_in_flight=parallel * workers,
+        inference_parallel=parallel,
     )
 
 
@@ -113,20 +276,31 @@ def thread_percentage(workers: int, runner_settings: RunnerSettings) -> int:
     return min(100, math.ceil(200 / workers))
 
 
-def mps_pipe_dir(gpu: GpuInfo, runner_settings: RunnerSettings) -> Path | None:
-    """The pipe directory of the GPU's MPS daemon, or None to run without MPS."""
+def mps_pipe_dir(runner_settings: RunnerSettings) -> Path | None:
+    """The pipe directory of the instance's MPS daemon, or None to run without MPS."""
     if runner_settings.mps == "off":
         return None
-    pipe = Path(runner_settings.mps_dir) / gpu.uuid / "pipe"
+    pipe = Path(runner_settings.mps_dir)
     # The control daemon creates the `control` pipe once it listens (see mps/start_mps.sh).
     if (pipe / "control").exists():
         return pipe
     if runner_settings.mps == "on":
         raise SupervisorError(
-            f"PAGEFLEET_MPS=on but no MPS daemon listens in {pipe} for GPU {gpu.index} "
-            f"({gpu.uuid}); run mps/start_mps.sh on the host and share {runner_settings.mps_dir}"
+            f"PAGEFLEET_MPS=on but no MPS control daemon listens in {pipe}: on the ECS GPU AMI "
+            "nvidia-mps.service runs one, elsewhere run mps/start_mps.sh; mount that directory "
+            "at the same path with ipc=host"
         )
     return None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The workers to run, the sizing of each GPU (or of the host), and lines worth logging."""
+
+    specs: list[WorkerSpec]
+    sizings: list[tuple[GpuInfo | None, Sizing]]
+    notes: list[str]
+    mps_pipe: Path | None
 
 
 def plan_workers(
@@ -134,10 +308,13 @@ def plan_workers(
     runner_settings: RunnerSettings,
     inventory: Inventory | None,
     state_dir: Path,
-) -> tuple[list[WorkerSpec], list[str]]:
-    """The workers to run and a line per decision worth logging once."""
+    host: Host | None = None,
+) -> Plan:
+    """The workers to run, sized by :func:`size_workers`, and a line per decision."""
+    host = host or detect_host()
     notes: list[str] = []
     specs: list[WorkerSpec] = []
+    sizings: list[tuple[GpuInfo | None, Sizing]] = []
 
     def add(gpu: GpuInfo | None, env: dict[str, str]) -> None:
         index = len(specs)
@@ -148,42 +325,63 @@ def plan_workers(
         }
         specs.append(WorkerSpec(index=index, gpu=gpu, env=env))
 
-    gpus = _selected(inventory.gpus(), runner_settings.gpus) if inventory is not None else []
-    if not gpus:
-        cores = os.cpu_count() or 1
-        count = settings.workers or cores
-        # Each worker's thread pools (OCR) get a share of the cores, not all of them each.
-        threads = settings.convert_threads or max(1, cores // count)
-        notes.append(f"no GPU: running {count} CPU workers, {threads} threads each")
-        for _ in range(count):
-            # An empty list hides any GPU the driver might still expose: CPU mode means CPU.
-            add(None, {"CUDA_VISIBLE_DEVICES": "", "PAGEFLEET_CONVERT_THREADS": str(threads)})
-        return specs, notes
+    def sized_env(sizing: Sizing) -> dict[str, str]:
+        env = {"PAGEFLEET_CONVERT_THREADS": str(sizing.threads)}
+        if sizing.inference_parallel is not None:
+            env["PAGEFLEET_MARKER_INFERENCE_PARALLEL"] = str(sizing.inference_parallel)
+        return env
 
+    gpus = _selected(inventory.gpus(), runner_settings.gpus) if inventory is not None else []
+    marker = settings.converter == "marker"
+    if not gpus:
+        sizing = size_workers(settings, runner_settings, host, None)
+        sizings.append((None, sizing))
+        notes.append(f"no GPU: running {sizing.workers} CPU workers, {sizing.threads} threads each")
+        for _ in range(sizing.workers):
+            # An empty list hides any GPU the driver might still expose: CPU mode means CPU.
+            add(None, {"CUDA_VISIBLE_DEVICES": "", **sized_env(sizing)})
+        return Plan(specs, sizings, notes, None)
+
+    if marker and len(gpus) > 1:
+        # surya's layout and OCR-error servers are one per host (workers find them through a
+        # file in their home directory) and the task has one OCR sidecar: the workers of every
+        # GPU would share the servers of the first, which sit on one GPU.
+        raise SupervisorError(
+            f"PAGEFLEET_CONVERTER=marker with {len(gpus)} GPUs: marker 2.x's model servers are "
+            "shared by every worker of the host, so all would run on one GPU while the others "
+            "idle. Run one runner per GPU: a one-GPU instance type, or PAGEFLEET_GPUS=<index> "
+            "with the OCR server on that GPU too"
+        )
+    pipe = mps_pipe_dir(runner_settings)
     for gpu in gpus:
-        count = workers_for_gpu(gpu, runner_settings)
-        if count == 0:
+        sizing = size_workers(settings, runner_settings, host, gpu)
+        sizings.append((gpu, sizing))
+        if sizing.workers == 0:
             notes.append(
                 f"GPU {gpu.index} ({gpu.name}): {gpu.memory_free_mb} MiB free is less than "
                 f"one worker's {runner_settings.worker_gpu_memory_mb} MiB; no workers on it"
             )
             continue
-        pipe = mps_pipe_dir(gpu, runner_settings)
-        env = {"CUDA_VISIBLE_DEVICES": gpu.uuid}
+        # CUDA_VISIBLE_DEVICES pins the worker and whatever it spawns (marker's layout and
+        # OCR-error servers) to this GPU.
+        env = {"CUDA_VISIBLE_DEVICES": gpu.uuid, **sized_env(sizing)}
         if pipe is not None:
             env["CUDA_MPS_PIPE_DIRECTORY"] = str(pipe)
-            env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(
-                thread_percentage(count, runner_settings)
-            )
+            # A marker worker runs no kernel; a limit would only cap the servers it spawns.
+            if not marker or runner_settings.mps_active_thread_percentage:
+                env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(
+                    thread_percentage(sizing.workers, runner_settings)
+                )
         notes.append(
             f"GPU {gpu.index} ({gpu.name}, {gpu.memory_free_mb}/{gpu.memory_total_mb} MiB free): "
-            f"{count} workers, MPS {'on, ' + str(pipe) if pipe else 'off'}"
+            f"{sizing.workers} workers (by {sizing.limited_by}), MPS "
+            f"{'on, ' + str(pipe) if pipe else 'off'}"
         )
-        for _ in range(count):
+        for _ in range(sizing.workers):
             add(gpu, env)
     if not specs:
         raise SupervisorError("no GPU has room for a worker; lower PAGEFLEET_WORKER_GPU_MEMORY_MB")
-    return specs, notes
+    return Plan(specs, sizings, notes, pipe)
 
 
 def _selected(gpus: list[GpuInfo], wanted: str) -> list[GpuInfo]:

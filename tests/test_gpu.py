@@ -226,3 +226,40 @@ def test_gpu_check_times_one_setting_through_the_local_pipeline(
     assert Path(result["log"]).exists()
     gpu_check.print_table("cpu", [{**result, "mps": "off", "workers": 2}])
     assert "pages/s" in capsys.readouterr().out
+
+
+async def test_an_nvml_error_is_logged_and_counted_and_reporting_goes_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    nvml = FakeNvml()
+    nvml.install(monkeypatch)
+    inventory, _ = gpu.open_inventory()
+    assert inventory is not None
+    sink = io.StringIO()
+    supervisor = Supervisor(
+        load_settings(workers=1),
+        RunnerSettings(health_file=str(tmp_path / "health.json")),
+        telemetry=Telemetry(sink),
+        handle_signals=False,
+    )
+    supervisor._inventory = inventory
+
+    def lost(handle: str) -> None:
+        raise pynvml.NVMLError_GpuIsLost()
+
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetPowerUsage", lost)
+    await supervisor.report_once()
+    await supervisor.report_once()
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetPowerUsage", lambda h: 71_500)
+    await supervisor.report_once()
+
+    records = [json.loads(line) for line in sink.getvalue().splitlines()]
+    errors = [r for r in records if r["event"] == "nvml_error"]
+    assert [r["NvmlErrors"] for r in errors] == [1, 2]
+    assert all(r["level"] == "error" and "GpuIsLost" in r["error"] for r in errors)
+    assert errors[0]["_aws"]["CloudWatchMetrics"][0]["Metrics"] == [
+        {"Name": "NvmlErrors", "Unit": "Count"}
+    ]
+    # The next interval reports again.
+    assert [r["Gpu"] for r in records if r["event"] == "gpu"] == ["0", "1"]
+    assert supervisor.nvml_errors == 2

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiohttp.web
+import psutil
 import pynvml
 import pytest
 
@@ -28,14 +29,18 @@ from runner import supervisor as supervisor_module
 from runner.cli import main
 from runner.gpu import GpuInfo, GpuSample
 from runner.health import RunnerHealth, check_health
+from runner.mps import MpsProbe
 from runner.protection import RETRY_S, TaskProtection
 from runner.supervisor import Supervisor
 from runner.telemetry import Telemetry
 from runner.worker_plan import (
     KILL_MARGIN_S,
+    Host,
     RunnerSettings,
     SupervisorError,
+    detect_host,
     load_runner_settings,
+    ocr_server_capacity,
     plan_workers,
     restart_delay,
 )
@@ -169,6 +174,8 @@ def make_supervisor(
     inventory=None,
     env: dict[str, str] | None = None,
     drain_timeout_s: float = 5.0,
+    mps_probe=None,
+    host: Host | None = None,
     **runner_settings: object,
 ) -> tuple[Supervisor, Sink]:
     sink = Sink()
@@ -187,6 +194,8 @@ def make_supervisor(
         worker_argv=[sys.executable, str(root / "fake_worker.py")],
         extra_env=extra_env,
         inventory=inventory or (lambda: (None, "test: no NVML")),
+        mps_probe=mps_probe or _probe(False, "no probe expected")[0],
+        host=host,
         telemetry=Telemetry(sink),
         handle_signals=False,
     )
@@ -195,32 +204,157 @@ def make_supervisor(
 
 # --- deciding W and each worker's environment ---
 
+# A g6.xlarge-like host: 4 vCPUs, 14 GiB available after the vLLM sidecar took its share.
+HOST = Host(cpu_count=4, memory_mb=14336)
 
-def test_w_from_free_gpu_memory(tmp_path: Path) -> None:
+
+def test_w_from_free_gpu_memory_for_gpu_ocr_workers(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 80000), gpu_info(1, 20000), gpu_info(2, 5000)])
     runner_settings = RunnerSettings(worker_gpu_memory_mb=7168, max_workers_per_gpu=8, mps="off")
-    specs, notes = plan_workers(load_settings(), runner_settings, inventory, tmp_path)
+    plan = plan_workers(load_settings(), runner_settings, inventory, tmp_path, HOST)
     # 80000 // 7168 = 11, capped at 8; 20000 // 7168 = 2; GPU 2 cannot hold one worker.
-    assert [spec.gpu.index for spec in specs if spec.gpu] == [0] * 8 + [1] * 2
-    assert any("GPU 2" in note and "no workers" in note for note in notes)
-    assert [spec.index for spec in specs] == list(range(10))
+    assert [spec.gpu.index for spec in plan.specs if spec.gpu] == [0] * 8 + [1] * 2
+    assert any("GPU 2" in note and "no workers" in note for note in plan.notes)
+    assert [spec.index for spec in plan.specs] == list(range(10))
+    assert {sizing.limited_by for _, sizing in plan.sizings} == {"gpu memory"}
 
 
 def test_w_from_setting_overrides_memory(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 1000), gpu_info(1, 80000)])
     runner_settings = RunnerSettings(workers_per_gpu=3, mps="off")
-    specs, _ = plan_workers(load_settings(), runner_settings, inventory, tmp_path)
-    assert [spec.gpu.index for spec in specs if spec.gpu] == [0, 0, 0, 1, 1, 1]
+    plan = plan_workers(load_settings(), runner_settings, inventory, tmp_path, HOST)
+    assert [spec.gpu.index for spec in plan.specs if spec.gpu] == [0, 0, 0, 1, 1, 1]
+
+
+# Each row: converter settings, host, GPU (None: CPU-only) -> W, what limited it, OCR requests
+# per worker and in flight in all. 4096 MB conversion budget + 256 MB per worker; marker keeps
+# 2 cores and 2048 MB for the spawned servers; the OCR server takes surya's max-num-seqs for the
+# GPU type (24 GB: 32, 80 GB: 104, 141 GB: 184) and all workers keep 1.5x that in flight.
+SIZING_TABLE = [
+    # marker on one-GPU instances: W from cores and memory, never from GPU memory
+    ({"marker_vllm_gpu_type": "l4"}, Host(4, 14336), 2, "cpu", 24, 48),  # g6.xlarge
+    ({"marker_vllm_gpu_type": "l4"}, Host(16, 60000), 8, "cap", 6, 48),  # g6.4xlarge
+    ({"marker_vllm_gpu_type": "a10"}, Host(8, 12000), 2, "memory", 24, 48),  # tight memory
+    ({"marker_vllm_gpu_type": "h100"}, Host(8, 60000), 6, "cpu", 26, 156),  # 80 GB server
+    ({"marker_vllm_gpu_type": "h200"}, Host(2, 8000), 1, "cpu", 276, 276),  # 2 cores: 1 worker
+    ({}, Host(4, 14336), 2, "cpu", 24, 48),  # no GPU type: surya's 4090 profile
+    ({"marker_vllm_gpu_type": "mi300"}, Host(4, 14336), 2, "cpu", 6, 12),  # unknown: 8 seqs
+    (
+        {"marker_vllm_gpu_type": "l4", "marker_inference_parallel": 5},
+        Host(4, 14336),
+        2,
+        "cpu",
+        5,
+        10,
+    ),
+    ({"marker_disable_ocr": True}, Host(4, 14336), 2, "cpu", None, None),  # no OCR server
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "host", "workers", "limited_by", "per_worker", "total"), SIZING_TABLE
+)
+def test_marker_sizing_on_a_one_gpu_instance(
+    tmp_path: Path,
+    overrides: dict[str, object],
+    host: Host,
+    workers: int,
+    limited_by: str,
+    per_worker: int | None,
+    total: int | None,
+) -> None:
+    settings = load_settings(converter="marker", **overrides)
+    gpu = gpu_info(0, 81000)
+    plan = plan_workers(settings, RunnerSettings(mps="off"), FakeInventory([gpu]), tmp_path, host)
+    ((sized_gpu, sizing),) = plan.sizings
+    assert sized_gpu == gpu
+    assert (sizing.workers, sizing.limited_by) == (workers, limited_by)
+    assert (sizing.inference_parallel, sizing.ocr_in_flight) == (per_worker, total)
+    assert len(plan.specs) == workers
+    for spec in plan.specs:
+        assert spec.env["CUDA_VISIBLE_DEVICES"] == gpu.uuid  # the servers it spawns: this GPU
+        if per_worker is None:
+            assert "PAGEFLEET_MARKER_INFERENCE_PARALLEL" not in spec.env
+        else:
+            assert spec.env["PAGEFLEET_MARKER_INFERENCE_PARALLEL"] == str(per_worker)
+
+
+def test_marker_ocr_concurrency_matches_the_servers_own_sizing() -> None:
+    # surya's _gpu_settings(): max(8, int(32 * vram / 24) // 8 * 8) concurrent sequences.
+    assert [ocr_server_capacity(t) for t in ("t4", "l4", "l40s", "h100", "h200", "b200")] == [
+        16,
+        32,
+        64,
+        104,
+        184,
+        240,
+    ]
+    assert ocr_server_capacity(None) == ocr_server_capacity("4090") == 32
+
+
+def test_marker_refuses_several_gpus_instead_of_using_gpu_0_for_all(tmp_path: Path) -> None:
+    settings = load_settings(converter="marker", marker_vllm_gpu_type="a100")
+    inventory = FakeInventory([gpu_info(i, 40000) for i in range(8)])  # a p4d.24xlarge
+    with pytest.raises(SupervisorError, match=r"8 GPUs.*one runner per GPU.*PAGEFLEET_GPUS"):
+        plan_workers(settings, RunnerSettings(mps="off"), inventory, tmp_path, HOST)
+    # One GPU chosen: its workers, and what they spawn, are pinned to it.
+    plan = plan_workers(
+        settings, RunnerSettings(mps="off", gpus="5"), inventory, tmp_path, Host(8, 60000)
+    )
+    assert {spec.env["CUDA_VISIBLE_DEVICES"] for spec in plan.specs} == {gpu_info(5, 0).uuid}
+    assert len(plan.specs) == 6
+
+
+def test_gpu_ocr_workers_on_several_gpus_each_stay_on_theirs(tmp_path: Path) -> None:
+    inventory = FakeInventory([gpu_info(0, 20000), gpu_info(1, 20000)])
+    runner_settings = RunnerSettings(worker_gpu_memory_mb=8000, mps="off")
+    plan = plan_workers(load_settings(), runner_settings, inventory, tmp_path, HOST)
+    assert [spec.env["CUDA_VISIBLE_DEVICES"] for spec in plan.specs] == [
+        gpu_info(0, 0).uuid,
+        gpu_info(0, 0).uuid,
+        gpu_info(1, 0).uuid,
+        gpu_info(1, 0).uuid,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("workers", "host", "expected", "limited_by", "threads"),
+    [
+        (0, Host(2, 24000), 2, "cpu", 1),  # this machine's kind: one worker per core
+        (0, Host(16, 9000), 2, "memory", 8),  # many cores, little memory
+        (0, Host(1, 100), 1, "cpu", 1),  # never zero
+        (3, Host(2, 24000), 3, "setting", 1),  # PAGEFLEET_WORKERS wins
+    ],
+)
+def test_cpu_only_host_sizing(
+    tmp_path: Path, workers: int, host: Host, expected: int, limited_by: str, threads: int
+) -> None:
+    plan = plan_workers(load_settings(workers=workers), RunnerSettings(), None, tmp_path, host)
+    ((gpu, sizing),) = plan.sizings
+    assert gpu is None
+    assert (sizing.workers, sizing.limited_by, sizing.threads) == (expected, limited_by, threads)
+    assert sizing.inference_parallel is None
+    assert all(spec.env["PAGEFLEET_CONVERT_THREADS"] == str(threads) for spec in plan.specs)
+
+
+def test_detected_host_is_plausible() -> None:
+    host = detect_host()
+    assert 1 <= host.cpu_count <= (os.cpu_count() or 1)
+    assert 0 < host.memory_mb <= psutil.virtual_memory().total // 2**20
 
 
 def test_gpus_setting_picks_gpus_by_index_or_uuid(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 80000), gpu_info(1, 80000), gpu_info(2, 80000)])
     runner_settings = RunnerSettings(workers_per_gpu=1, mps="off", gpus=f"2, {gpu_info(0, 0).uuid}")
-    specs, _ = plan_workers(load_settings(), runner_settings, inventory, tmp_path)
-    assert [spec.gpu.index for spec in specs if spec.gpu] == [0, 2]
+    plan = plan_workers(load_settings(), runner_settings, inventory, tmp_path, HOST)
+    assert [spec.gpu.index for spec in plan.specs if spec.gpu] == [0, 2]
     with pytest.raises(SupervisorError, match=r"\['7'\]"):
         plan_workers(
-            load_settings(), runner_settings.model_copy(update={"gpus": "1,7"}), inventory, tmp_path
+            load_settings(),
+            runner_settings.model_copy(update={"gpus": "1,7"}),
+            inventory,
+            tmp_path,
+            HOST,
         )
 
 
@@ -228,53 +362,141 @@ def test_no_gpu_with_room_is_an_error(tmp_path: Path) -> None:
     inventory = FakeInventory([gpu_info(0, 4000)])
     runner_settings = RunnerSettings(worker_gpu_memory_mb=7168, mps="off")
     with pytest.raises(SupervisorError, match="WORKER_GPU_MEMORY_MB"):
-        plan_workers(load_settings(), runner_settings, inventory, tmp_path)
+        plan_workers(load_settings(), runner_settings, inventory, tmp_path, HOST)
+
+
+def _daemon(pipe: Path) -> Path:
+    pipe.mkdir(parents=True)
+    (pipe / "control").touch()
+    return pipe
 
 
 def test_worker_env_with_mps(tmp_path: Path) -> None:
     gpus = [gpu_info(0, 80000), gpu_info(1, 80000)]
-    mps_dir = tmp_path / "mps"
-    # Only GPU 0 has a running MPS daemon.
-    (mps_dir / gpus[0].uuid / "pipe").mkdir(parents=True)
-    (mps_dir / gpus[0].uuid / "pipe" / "control").touch()
-    runner_settings = RunnerSettings(workers_per_gpu=3, mps="auto", mps_dir=str(mps_dir))
-    specs, _ = plan_workers(
-        load_settings(), runner_settings, FakeInventory(gpus), tmp_path / "state"
+    pipe = _daemon(tmp_path / "mps")  # one daemon for the instance, every GPU
+    runner_settings = RunnerSettings(workers_per_gpu=3, mps="auto", mps_dir=str(pipe))
+    plan = plan_workers(
+        load_settings(), runner_settings, FakeInventory(gpus), tmp_path / "state", HOST
     )
-
-    on_mps, off_mps = specs[:3], specs[3:]
-    for spec in on_mps:
-        assert spec.env["CUDA_VISIBLE_DEVICES"] == gpus[0].uuid
-        assert spec.env["CUDA_MPS_PIPE_DIRECTORY"] == str(mps_dir / gpus[0].uuid / "pipe")
+    assert plan.mps_pipe == pipe
+    for spec in plan.specs:
+        assert spec.env["CUDA_VISIBLE_DEVICES"] == spec.gpu.uuid
+        assert spec.env["CUDA_MPS_PIPE_DIRECTORY"] == str(pipe)
         assert spec.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == str(math.ceil(200 / 3))
-    for spec in off_mps:
-        assert spec.env["CUDA_VISIBLE_DEVICES"] == gpus[1].uuid
-        assert "CUDA_MPS_PIPE_DIRECTORY" not in spec.env
-        assert "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in spec.env
-    state_files = {spec.env["PAGEFLEET_WORKER_STATE_FILE"] for spec in specs}
-    assert len(state_files) == len(specs)
+    assert [spec.gpu.index for spec in plan.specs] == [0, 0, 0, 1, 1, 1]
+    state_files = {spec.env["PAGEFLEET_WORKER_STATE_FILE"] for spec in plan.specs}
+    assert len(state_files) == len(plan.specs)
     assert all(Path(f).parent == tmp_path / "state" for f in state_files)
+    # No daemon there: auto runs without MPS.
+    (pipe / "control").unlink()
+    plan = plan_workers(load_settings(), runner_settings, FakeInventory(gpus), tmp_path, HOST)
+    assert plan.mps_pipe is None
+    assert not any("CUDA_MPS_PIPE_DIRECTORY" in spec.env for spec in plan.specs)
+
+
+def test_marker_workers_join_mps_without_a_thread_limit(tmp_path: Path) -> None:
+    pipe = _daemon(tmp_path / "mps")
+    settings = load_settings(converter="marker")
+    plan = plan_workers(
+        settings,
+        RunnerSettings(mps_dir=str(pipe)),
+        FakeInventory([gpu_info(0, 80000)]),
+        tmp_path,
+        HOST,
+    )
+    for spec in plan.specs:
+        assert spec.env["CUDA_MPS_PIPE_DIRECTORY"] == str(pipe)
+        # The worker runs no kernel; a limit would only cap the layout server it spawns.
+        assert "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" not in spec.env
 
 
 def test_thread_percentage_setting_and_single_worker(tmp_path: Path) -> None:
-    mps_dir = tmp_path / "mps"
+    pipe = _daemon(tmp_path / "mps")
     gpus = [gpu_info(0, 80000)]
-    (mps_dir / gpus[0].uuid / "pipe").mkdir(parents=True)
-    (mps_dir / gpus[0].uuid / "pipe" / "control").touch()
-    one = RunnerSettings(workers_per_gpu=1, mps_dir=str(mps_dir))
-    fixed = RunnerSettings(workers_per_gpu=4, mps_dir=str(mps_dir), mps_active_thread_percentage=25)
-    (spec,), _ = plan_workers(load_settings(), one, FakeInventory(gpus), tmp_path)
-    assert spec.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "100"
-    specs, _ = plan_workers(load_settings(), fixed, FakeInventory(gpus), tmp_path)
-    assert {s.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] for s in specs} == {"25"}
+    one = RunnerSettings(workers_per_gpu=1, mps_dir=str(pipe))
+    fixed = RunnerSettings(workers_per_gpu=4, mps_dir=str(pipe), mps_active_thread_percentage=25)
+    plan = plan_workers(load_settings(), one, FakeInventory(gpus), tmp_path, HOST)
+    assert plan.specs[0].env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "100"
+    plan = plan_workers(load_settings(), fixed, FakeInventory(gpus), tmp_path, HOST)
+    assert {s.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] for s in plan.specs} == {"25"}
 
 
 def test_mps_on_without_daemon_is_an_error(tmp_path: Path) -> None:
     runner_settings = RunnerSettings(workers_per_gpu=1, mps="on", mps_dir=str(tmp_path / "none"))
-    with pytest.raises(SupervisorError, match=r"start_mps\.sh"):
+    with pytest.raises(SupervisorError, match=r"nvidia-mps\.service.*start_mps\.sh"):
         plan_workers(
-            load_settings(), runner_settings, FakeInventory([gpu_info(0, 80000)]), tmp_path
+            load_settings(), runner_settings, FakeInventory([gpu_info(0, 80000)]), tmp_path, HOST
         )
+
+
+# --- the first log line: MPS as a client found it ---
+
+
+def _probe(ok: bool, detail: str):
+    calls: list[tuple[Path, str]] = []
+
+    def probe(pipe: Path, gpu: GpuInfo) -> MpsProbe:
+        calls.append((pipe, gpu.uuid))
+        return MpsProbe(ok, detail, "4242" if ok else "")
+
+    return probe, calls
+
+
+async def test_first_log_line_says_the_mps_client_connected(root: Path) -> None:
+    pipe = _daemon(root / "mps")
+    inventory = FakeInventory([gpu_info(0, 80000)])
+    probe, calls = _probe(True, "CUDA context created through the MPS daemon")
+    supervisor, sink = make_supervisor(
+        root,
+        burst=True,
+        inventory=lambda: (inventory, "fake"),
+        workers_per_gpu=2,
+        mps="on",
+        mps_dir=str(pipe),
+        mps_probe=probe,
+    )
+    assert await supervisor.run() == 0
+    first = sink.events()[0]
+    assert first["event"] == "runner_start"
+    assert first["mps"] == f"on, client connected via {pipe}"
+    assert first["sizing"][0]["workers"] == 2 and first["sizing"][0]["limited_by"] == "setting"
+    assert calls == [(pipe, inventory.gpus()[0].uuid)]
+    assert {e["CUDA_MPS_PIPE_DIRECTORY"] for e in worker_envs(root)} == {str(pipe)}
+
+
+async def test_mps_client_that_cannot_connect(root: Path) -> None:
+    pipe = _daemon(root / "mps")
+    inventory = FakeInventory([gpu_info(0, 80000)])
+    probe, _ = _probe(False, "cuDevicePrimaryCtxRetain: CUDA_ERROR_MPS_CONNECTION_FAILED (805)")
+    # on: refuse to start, saying why.
+    supervisor, sink = make_supervisor(
+        root,
+        burst=True,
+        inventory=lambda: (inventory, "fake"),
+        workers_per_gpu=1,
+        mps="on",
+        mps_dir=str(pipe),
+        mps_probe=probe,
+    )
+    assert await supervisor.run() == 2
+    (failed,) = sink.events("supervisor_failed")
+    assert "(805)" in failed["error"] and "Same UID" in failed["error"]
+    assert worker_envs(root) == []
+    # auto: run without MPS, and say so first.
+    supervisor, sink = make_supervisor(
+        root,
+        burst=True,
+        inventory=lambda: (inventory, "fake"),
+        workers_per_gpu=1,
+        mps="auto",
+        mps_dir=str(pipe),
+        mps_probe=probe,
+    )
+    assert await supervisor.run() == 0
+    assert sink.events()[0]["event"] == "mps_unusable"
+    (start,) = sink.events("runner_start")
+    assert start["mps"].startswith(f"off (daemon at {pipe} unusable: GPU 0")
+    assert all("CUDA_MPS_PIPE_DIRECTORY" not in e for e in worker_envs(root))
 
 
 async def test_workers_receive_their_environment(root: Path) -> None:
@@ -328,9 +550,10 @@ async def test_cpu_mode_runs_settings_workers_and_says_so_once(
 
 
 async def test_cpu_mode_defaults_to_one_worker_per_core(root: Path) -> None:
-    supervisor, _ = make_supervisor(root, workers=0, burst=True)
+    cores = os.cpu_count() or 1
+    supervisor, _ = make_supervisor(root, workers=0, burst=True, host=Host(cores, 10**6))
     assert await supervisor.run() == 0
-    assert len(supervisor.slots) == os.cpu_count()
+    assert len(supervisor.slots) == cores
 
 
 # --- restarts and burst ---
