@@ -1,10 +1,16 @@
 # shellcheck shell=bash
-# Shared by start_mps.sh, stop_mps.sh and check_mps.sh: where each GPU's MPS daemon lives.
-# One daemon per GPU, keyed by GPU UUID: UUIDs, unlike indices, are the same on the host and
-# inside a container that sees only some GPUs (runner/worker_plan.py looks for <uuid>/pipe).
+# Shared by start_mps.sh, stop_mps.sh and check_mps.sh: where the instance's MPS daemon lives.
+# One control daemon per instance, for every GPU, its pipe directory at PAGEFLEET_MPS_DIR (the
+# runner's setting of the same name, runner/worker_plan.py): the ECS GPU AMI's own
+# nvidia-mps.service where the AMI has one (user data then makes PAGEFLEET_MPS_DIR that
+# daemon's directory), else the daemon start_mps.sh starts. Never two: a second control daemon
+# on the same GPUs would make clients of the first and the second take turns or fail.
 
 # shellcheck disable=SC2034  # used by the scripts that source this file
 MPS_DIR="${PAGEFLEET_MPS_DIR:-/tmp/nvidia-mps}"
+# The daemon's logs: beside the pipe directory, which is mounted into the containers.
+# shellcheck disable=SC2034
+MPS_LOG_DIR="${PAGEFLEET_MPS_LOG_DIR:-${MPS_DIR%/}.log}"
 
 die() {
     echo "mps: $*" >&2
@@ -22,4 +28,9 @@ list_gpus() {
 daemon_answers() {
     echo get_server_list |
         CUDA_MPS_PIPE_DIRECTORY="$1" timeout 5 nvidia-cuda-mps-control >/dev/null 2>&1
+}
+
+# Pids of every MPS control daemon running on this machine, whatever its pipe directory.
+control_daemons() {
+    pgrep -f 'nvidia-cuda-mps-control -d' || true
 }

@@ -1,24 +1,21 @@
 #!/usr/bin/env bash
-# Stop every MPS control daemon start_mps.sh started. `quit` lets running clients finish first.
+# Stop the MPS control daemon at $PAGEFLEET_MPS_DIR. `quit` lets running clients finish first.
+# Daemons elsewhere (the AMI's) are not this script's to stop.
 set -euo pipefail
 # shellcheck source=mps/common.sh
 source "$(dirname "$0")/common.sh"
 
 STOP_TIMEOUT_S="${MPS_STOP_TIMEOUT_S:-30}"
-status=0
-for pipe in "$MPS_DIR"/*/pipe; do
-    [ -d "$pipe" ] || continue
-    daemon_answers "$pipe" || continue
-    echo quit | CUDA_MPS_PIPE_DIRECTORY="$pipe" nvidia-cuda-mps-control
-    deadline=$((SECONDS + STOP_TIMEOUT_S))
-    while daemon_answers "$pipe"; do
-        if ((SECONDS >= deadline)); then
-            echo "mps: daemon at $pipe still answers after ${STOP_TIMEOUT_S}s" >&2
-            status=1
-            break
-        fi
-        sleep 0.5
-    done
-    echo "mps: stopped daemon at $pipe"
+if ! daemon_answers "$MPS_DIR"; then
+    echo "mps: no daemon answers at $MPS_DIR"
+    exit 0
+fi
+echo quit | CUDA_MPS_PIPE_DIRECTORY="$MPS_DIR" nvidia-cuda-mps-control
+deadline=$((SECONDS + STOP_TIMEOUT_S))
+while daemon_answers "$MPS_DIR"; do
+    if ((SECONDS >= deadline)); then
+        die "daemon at $MPS_DIR still answers after ${STOP_TIMEOUT_S}s"
+    fi
+    sleep 0.5
 done
-exit "$status"
+echo "mps: stopped daemon at $MPS_DIR"

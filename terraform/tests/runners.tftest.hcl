@@ -141,10 +141,11 @@ run "runners" {
     condition = (
       { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[0] == "/bin/sh" &&
       strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "export CUDA_MPS_PIPE_DIRECTORY=\"$pipe\"") &&
-      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "pipe=\"/tmp/nvidia-mps/$uuid/pipe\"") &&
+      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "pipe=\"/tmp/nvidia-mps\"") &&
+      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "if [ \"$count\" != 1 ]; then") &&
       strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "exec vllm serve \"$@\"")
     )
-    error_message = "the sidecar joins its GPU's MPS daemon (<mps dir>/<uuid>/pipe) before serving"
+    error_message = "the sidecar serves only with exactly one GPU visible and joins the instance's MPS daemon (<mps dir>) before serving"
   }
 
   assert {

@@ -73,19 +73,26 @@ locals {
     "--speculative-config", jsonencode({ method = "mtp", num_speculative_tokens = 2 }),
   ], var.vllm_extra_args)
 
-  # The sidecar joins its GPU's MPS server like the runner's workers do (runner/supervisor.py
-  # gives them CUDA_MPS_PIPE_DIRECTORY=<mps dir>/<gpu uuid>/pipe). The UUID is only known on the
-  # instance, so a wrapper looks it up; without a listening daemon it exits rather than run
-  # beside MPS unshared (PAGEFLEET_MPS=on). No CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: the server
-  # may use every SM (mps/README.md, "Thread percentage").
+  # The sidecar joins the instance's MPS daemon like the runner's workers do (runner/worker_plan.py
+  # gives them CUDA_MPS_PIPE_DIRECTORY=<mps dir>); without a listening daemon it exits rather
+  # than run beside MPS unshared (PAGEFLEET_MPS=on). It sees every GPU of the instance (no GPU
+  # requirement of its own): it serves only where there is exactly one, pinned to it by UUID,
+  # so nothing lands on "GPU 0" of a larger instance while the runner's GPU is elsewhere.
+  # No CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: the server may use every SM (mps/README.md).
   vllm_entrypoint = <<-EOT
     set -eu
-    uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n 1)
-    pipe="${var.mps_pipe_directory}/$uuid/pipe"
-    if [ -z "$uuid" ] || [ ! -e "$pipe/control" ]; then
-      echo "vllm: no MPS control daemon in $pipe (GPU '$uuid'); is pagefleet-mps.service running?" >&2
+    uuids=$(nvidia-smi --query-gpu=uuid --format=csv,noheader)
+    count=$(printf '%s\n' "$uuids" | grep -c . || true)
+    if [ "$count" != 1 ]; then
+      echo "vllm: $count GPUs visible; the runner task serves one GPU per instance (one-GPU instance types)" >&2
       exit 1
     fi
+    pipe="${var.mps_pipe_directory}"
+    if [ ! -e "$pipe/control" ]; then
+      echo "vllm: no MPS control daemon in $pipe; is nvidia-mps.service (or pagefleet-mps.service) running?" >&2
+      exit 1
+    fi
+    export CUDA_VISIBLE_DEVICES="$uuids"
     export CUDA_MPS_PIPE_DIRECTORY="$pipe"
     exec vllm serve "$@"
   EOT

@@ -97,7 +97,7 @@ variable "mps_dir" {
 }
 
 variable "mps_pipe_directory" {
-  description = "Host folder of the MPS control daemons (<gpu-uuid>/pipe, <gpu-uuid>/log), mounted into the runner containers (PAGEFLEET_MPS_DIR)."
+  description = "Pipe directory of the instance's one MPS control daemon, mounted at the same path into both containers (PAGEFLEET_MPS_DIR): the AMI's nvidia-mps.service's pipe directory (/run/mps-ecs) is bind-mounted here where the AMI has that service, else mps/'s daemon listens here."
   type        = string
   default     = "/tmp/nvidia-mps"
 }
