@@ -8,6 +8,8 @@
 # but S3, SQS and the sidecar.
 
 # CUDA runtime for the driver-facing libraries; torch's wheels bring their own CUDA user space.
+# docker/runner.lock pins torch 2.14.1, PyPI's default build of which is for CUDA 13.0: the
+# instance's NVIDIA driver must be 580 or newer (not yet checked on the ECS GPU AMI: no GPU here).
 FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04
 
 ARG DEBIAN_FRONTEND=noninteractive
@@ -33,14 +35,16 @@ RUN python3.11 -m venv /opt/venv
 
 WORKDIR /opt/pagefleet
 COPY pyproject.toml requirements.lock README.md ./
+COPY docker/runner-env.sh docker/runner.lock ./docker/
 COPY pagefleet ./pagefleet
 COPY handlers ./handlers
 COPY runner ./runner
-# The lock pins everything pagefleet itself uses; marker-pdf 2.0.0 pins its own tree and needs
-# pillow<11, which the dev tools' pillow in the lock would contradict.
-RUN grep -v '^pillow==' requirements.lock > /tmp/constraints.txt \
-    && pip install -c /tmp/constraints.txt '.[runner,marker]' \
-    && rm /tmp/constraints.txt
+# The image's Python environment, exactly as `make marker-venv` builds it for the contract test
+# and tests/test_runner_image.py replays it (dry run) in CI: requirements.lock without pillow
+# (marker-pdf 2.0.0 needs pillow<11) and docker/runner.lock as constraints, '.[runner,marker]',
+# then one cv2 (opencv-python-headless, which needs neither libGL nor glib).
+RUN python3.11 -m pip install pip==26.3 \
+    && docker/runner-env.sh /opt/venv
 
 # Bake the weights the runner's own model servers load (rf-detr layout and its order head, the
 # OCR-error model) and marker's font, so a task never downloads at start-up.

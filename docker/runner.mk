@@ -15,7 +15,7 @@
 
 VENV ?= .venv
 # The runner's shell scripts (scripts/gpu-check is Python).
-RUNNER_SHELL_SCRIPTS = $(wildcard mps/*.sh docker/*.sh)
+RUNNER_SHELL_SCRIPTS = $(wildcard mps/*.sh docker/*.sh) scripts/gpu-smoke
 RUNNER_IMAGE_TAG ?=
 # The default of var.vllm_image in terraform/variables.tf (tests/test_terraform.py keeps them equal).
 VLLM_IMAGE ?= vllm/vllm-openai:v0.20.1
@@ -35,3 +35,53 @@ runner-image: terraform-init
 
 vllm-image: terraform-init
 	TF_DIR=$(TF_DIR) TF=$(TF) docker/push_image.sh vllm $(VLLM_IMAGE)
+
+# --- the runner image's Python environment, outside Docker (no Docker engine here) ---
+#
+#   make marker-venv      docker/runner-env.sh (the image's own pip step) into $(MARKER_VENV), a
+#                         side venv of several GB (torch), then the test tools on top
+#   make runner-lock      the same from scratch, ignoring docker/runner.lock, and rewrite that
+#                         lock from the result (after changing requirements.lock or marker's pin)
+#   make marker-contract  tests/test_marker_contract.py (the real marker-pdf against stub model
+#                         servers), tests/test_marker.py and tests/test_gpu_smoke.py there;
+#                         output, versions and timings under $(MARKER_RESULTS), which is
+#                         committed (the install alone takes longer than `make test` may)
+PYTHON ?= python3
+MARKER_VENV ?= .venv-marker
+MARKER_RESULTS ?= bench/results/$(shell date +%F)-marker-contract
+MARKER_PYTEST = $(MARKER_VENV)/bin/python -m pytest --noconftest -p no:cacheprovider -v -s
+
+.PHONY: marker-venv runner-lock marker-contract
+
+marker-venv: $(MARKER_VENV)/.installed-stamp
+
+$(MARKER_VENV)/.installed-stamp: pyproject.toml requirements.lock docker/runner-env.sh $(wildcard docker/runner.lock)
+	rm -rf $(MARKER_VENV)
+	$(PYTHON) -m venv $(MARKER_VENV)
+	$(MARKER_VENV)/bin/python -m pip install -q pip==26.3
+	start=$$(date +%s) && docker/runner-env.sh $(MARKER_VENV) -q && \
+		echo "runner-env.sh: $$(( $$(date +%s) - start )) s, $$(du -sh $(MARKER_VENV) | cut -f1)" \
+		| tee $(MARKER_VENV)/install-time.txt
+	$(MARKER_VENV)/bin/python -m pip freeze --exclude-editable | grep -v '^pagefleet' \
+		>$(MARKER_VENV)/image-freeze.txt
+	grep -v '^pillow==' requirements.lock >$(MARKER_VENV)/test-constraints.txt
+	$(MARKER_VENV)/bin/python -m pip install -q -c $(MARKER_VENV)/test-constraints.txt \
+		pytest pytest-timeout pytest-asyncio fpdf2
+	touch $@
+
+runner-lock:
+	mv docker/runner.lock docker/runner.lock.old
+	$(MAKE) marker-venv || { mv docker/runner.lock.old docker/runner.lock; exit 1; }
+	head -n 3 docker/runner.lock.old >docker/runner.lock
+	cat $(MARKER_VENV)/image-freeze.txt >>docker/runner.lock
+	rm docker/runner.lock.old
+
+marker-contract: marker-venv
+	mkdir -p $(MARKER_RESULTS)
+	cp $(MARKER_VENV)/install-time.txt $(MARKER_VENV)/image-freeze.txt $(MARKER_RESULTS)/
+	$(MARKER_PYTEST) tests/test_marker.py >$(MARKER_RESULTS)/test_marker.txt 2>&1; \
+		status=$$?; cat $(MARKER_RESULTS)/test_marker.txt; \
+		$(MARKER_PYTEST) tests/test_marker_contract.py >$(MARKER_RESULTS)/contract.txt 2>&1 \
+		|| status=1; cat $(MARKER_RESULTS)/contract.txt; \
+		$(MARKER_PYTEST) tests/test_gpu_smoke.py >$(MARKER_RESULTS)/gpu_smoke.txt 2>&1 \
+		|| status=1; cat $(MARKER_RESULTS)/gpu_smoke.txt; exit $$status
