@@ -1,0 +1,266 @@
+"""Stand-ins for marker 2.x's model servers that speak their real protocols, for the contract
+test of runner/converters/marker.py (tests/test_marker_contract.py). No weights are needed.
+
+Read from surya-ocr 0.22.1:
+
+- The layout (rf-detr) and OCR-error servers are surya's batch service
+  (``surya/common/batch_service/server.py``): ``GET /health``, ``GET /v1/models`` (the client
+  refuses a server reporting another model name), ``POST /v1/infer`` with ``{"items": [...],
+  "params": {...}}`` answered by ``{"results": [...]}`` aligned to the items. Layout items are
+  base64 PNG pages and results ``{"bboxes": [{"polygon", "label", "raw_label", "position",
+  "confidence", "count"}], "image_bbox", "error"}`` in the page image's pixels, labels relabelled
+  as ``surya.layout.label.LAYOUT_PRED_RELABEL`` does (``surya/fast_layout/server.py``);
+  OCR-error items are texts and results ``{"label": "good"|"bad", "score"}``.
+- The OCR VLM is an OpenAI-compatible server (vLLM): ``GET /health``, ``GET /v1/models``,
+  ``POST /v1/chat/completions`` with one page or block image and one of surya's prompts
+  (``surya/inference/prompts.py``): layout as a JSON array of ``{"label", "bbox": "x0 y0 x1 y1"
+  (0-1000), "count"}``, a block as HTML, a full page as ``<div data-label data-bbox>`` blocks,
+  table structure as a JSON array (``surya/inference/parsers.py``).
+
+The "models" are honest about the pages they are given: the layout is read off the page image
+(ink rows grouped into text blocks, the red area of the test PDF's picture as an image block),
+and recognised text is a fixed sentence, so a test can tell OCR output from the text layer.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+OCR_TEXT = "Recognised by the stub OCR model."
+VLM_MODEL = "datalab-to/surya-ocr-2"
+
+
+def page_blocks(image: Any) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """(raw label, pixel bbox) of each block on a page image: red area = Image, ink = Text."""
+    import numpy as np
+
+    pixels = np.asarray(image.convert("RGB")).astype(int)
+    red = (pixels[:, :, 0] > 150) & (pixels[:, :, 1] < 110) & (pixels[:, :, 2] < 110)
+    ink = (pixels.sum(axis=2) < 450) & ~red
+    blocks: list[tuple[str, tuple[int, int, int, int]]] = []
+    if red.any():
+        ys, xs = np.nonzero(red)
+        blocks.append(
+            ("Image", (int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1))
+        )
+    rows = [int(row) for row in np.nonzero(ink.any(axis=1))[0]]
+    gap = max(4, pixels.shape[0] // 60)  # a blank band this tall separates two blocks
+    start = previous = None
+    for row in [*rows, None]:
+        if start is not None and (row is None or row - previous > gap):
+            cols = np.nonzero(ink[start : previous + 1].any(axis=0))[0]
+            blocks.append(("Text", (int(cols.min()), start, int(cols.max()) + 1, previous + 1)))
+            start = None
+        if row is not None:
+            start = row if start is None else start
+            previous = row
+    return sorted(blocks, key=lambda block: (block[1][1], block[1][0]))
+
+
+def _decode_image(data: str) -> Any:
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
+
+
+class StubServer:
+    """One HTTP server on 127.0.0.1 with a handler per (method, path); counts concurrency."""
+
+    def __init__(self, model_name: str) -> None:
+        self.model_name = model_name
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.delay_s = 0.0
+        self._lock = threading.Lock()
+        self._routes: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def route(self, method: str, path: str, handler: Callable[[dict[str, Any]], dict]) -> None:
+        self._routes[(method, path)] = handler
+
+    def start(self) -> StubServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _reply(self, code: int, payload: dict[str, Any]) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                path = self.path.rstrip("/")
+                if path == "/health":
+                    return self._reply(200, {"status": "ok"})
+                if path.endswith("/models"):
+                    model = {"id": stub.model_name, "object": "model"}
+                    return self._reply(200, {"object": "list", "data": [model]})
+                return self._reply(404, {"error": "not found"})
+
+            def do_POST(self) -> None:
+                handler = stub._routes.get(("POST", self.path.rstrip("/")))
+                if handler is None:
+                    return self._reply(404, {"error": "not found"})
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                with stub._lock:
+                    stub.in_flight += 1
+                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                    stub.requests.append(body)
+                try:
+                    if stub.delay_s:
+                        time.sleep(stub.delay_s)
+                    reply = handler(body)
+                finally:
+                    with stub._lock:
+                        stub.in_flight -= 1
+                self._reply(200, reply)
+
+        return Handler
+
+
+def layout_server(model_name: str) -> StubServer:
+    """surya's fast-layout batch server: pages in, rf-detr-style boxes out."""
+
+    def infer(body: dict[str, Any]) -> dict[str, Any]:
+        # Imported here: surya reads its settings from the environment on first import, and a
+        # test points them at these servers only once they listen.
+        from surya.layout.label import LAYOUT_PRED_RELABEL
+
+        results = []
+        for item in body["items"]:
+            image = _decode_image(item)
+            boxes = [
+                {
+                    "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]],
+                    "label": LAYOUT_PRED_RELABEL.get(raw, raw),
+                    "raw_label": raw,
+                    "position": position,
+                    "confidence": 0.99,
+                    "count": 0,
+                }
+                for position, (raw, (x0, y0, x1, y1)) in enumerate(page_blocks(image))
+            ]
+            results.append(
+                {
+                    "bboxes": boxes,
+                    "image_bbox": [0.0, 0.0, image.width, image.height],
+                    "error": False,
+                }
+            )
+        return {"results": results}
+
+    server = StubServer(model_name)
+    server.route("POST", "/v1/infer", infer)
+    return server
+
+
+def ocr_error_server(model_name: str, bad_words: tuple[str, ...] = ()) -> StubServer:
+    """surya's OCR-error batch server: a text is "bad" when it holds one of ``bad_words``."""
+
+    def infer(body: dict[str, Any]) -> dict[str, Any]:
+        results = []
+        for text in body["items"]:
+            bad = any(word in text for word in bad_words)
+            results.append({"label": "bad" if bad else "good", "score": 0.99 if bad else 0.01})
+        return {"results": results}
+
+    server = StubServer(model_name)
+    server.route("POST", "/v1/infer", infer)
+    return server
+
+
+def vlm_server() -> StubServer:
+    """The OCR VLM behind vLLM's OpenAI-compatible API, answering surya's four prompts."""
+
+    def norm(box: tuple[int, int, int, int], width: int, height: int) -> str:
+        x0, y0, x1, y1 = box
+        return " ".join(
+            str(round(v * 1000 / size))
+            for v, size in ((x0, width), (y0, height), (x1, width), (y1, height))
+        )
+
+    def answer(prompt: str, image: Any) -> str:
+        from surya.inference.prompts import PROMPT_MAPPING
+
+        blocks = page_blocks(image)
+        if prompt == PROMPT_MAPPING["layout"]:
+            return json.dumps(
+                [
+                    {"label": raw, "bbox": norm(box, image.width, image.height), "count": 50}
+                    for raw, box in blocks
+                ]
+            )
+        if prompt == PROMPT_MAPPING["table_rec"]:
+            return "[]"
+        if prompt == PROMPT_MAPPING["high_accuracy_bbox"]:
+            return "".join(
+                f'<div data-label="{raw}" data-bbox="{norm(box, image.width, image.height)}">'
+                + ("" if raw == "Image" else f"<p>{OCR_TEXT}</p>")
+                + "</div>"
+                for raw, box in blocks
+            )
+        return f"<p>{OCR_TEXT}</p>"  # BLOCK_PROMPT, or a custom prompt
+
+    def completions(body: dict[str, Any]) -> dict[str, Any]:
+        (message,) = body["messages"]
+        parts = {part["type"]: part for part in message["content"]}
+        image_url = parts["image_url"]["image_url"]["url"]
+        image = _decode_image(image_url.split(",", 1)[1])
+        content = answer(parts["text"]["text"], image)
+        tokens = max(1, len(content) // 4)
+        logprobs = {
+            "content": [{"token": "x", "logprob": -0.01, "bytes": [120], "top_logprobs": []}]
+            * tokens
+        }
+        return {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": logprobs if body.get("logprobs") else None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": 100,
+                "completion_tokens": tokens,
+                "total_tokens": 100 + tokens,
+            },
+        }
+
+    server = StubServer(VLM_MODEL)
+    server.route("POST", "/v1/chat/completions", completions)
+    return server
