@@ -100,7 +100,9 @@ class RunnerSettings(BaseSettings):
     mps_dir: str = Field(
         "/tmp/nvidia-mps",
         description="Pipe directory of the instance's one MPS control daemon "
-        "(CUDA_MPS_PIPE_DIRECTORY): the AMI's nvidia-mps.service's, or mps/start_mps.sh's.",
+        "(CUDA_MPS_PIPE_DIRECTORY): the AMI's nvidia-mps.service's, or mps/start_mps.sh's. "
+        "Through it the GPU's kernels run side by side: with marker those of the vLLM sidecar "
+        "and of the layout and OCR-error servers the first worker spawns; workers run none.",
     )
     mps_active_thread_percentage: int = Field(
         0,
