@@ -2,7 +2,7 @@
 
 Runs under the side venv of ``make quality-peers`` (``.venv-peers``), never under the project's
 own: the peers are measured, not used (pymupdf4llm is AGPL, so it is never a dependency of
-pagefleet). Prints JSON: the Markdown, the seconds the conversion took (imports excluded) and
+pagefleet). Prints JSON: the Markdown, the CPU seconds the conversion took (imports excluded) and
 the peak RSS in MB.
 """
 
@@ -45,9 +45,9 @@ PEERS: dict[str, Callable[[str], str]] = {
 def main(argv: list[str]) -> int:
     peer, path = argv
     convert = PEERS[peer]
-    started = time.perf_counter()
+    started = time.process_time()
     markdown = convert(path)
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     json.dump({"markdown": markdown, "s": seconds, "rss_mb": rss_mb}, sys.stdout)
     return 0

@@ -306,7 +306,9 @@ def _match_outline(
             blocks = pages[pi]["blocks"]
             for bi, block in enumerate(blocks):
                 have = words_of((pi, bi))
-                if have is None:
+                # A block with none of the title's words holds none of it, alone or as the
+                # first of two (the second would then hold it alone, and is tried itself).
+                if have is None or not title.keys() & have.keys():
                     continue
                 refs = [(pi, bi)]
                 if not _holds(title, have):

@@ -27,10 +27,13 @@ def line_text(line: Line) -> str:
     return "".join(span["t"] for span in line["spans"])
 
 
+_ALNUM = re.compile(r"[^\W_]")
+
+
 def _worded(spans: list[Span]) -> list[Span]:
     """The spans with letters or digits, or all spans when none has any: a bullet glyph set
     large or in another font says nothing about the line's size or weight."""
-    worded = [s for s in spans if any(c.isalnum() for c in s["t"])]
+    worded = [s for s in spans if _ALNUM.search(s["t"])]
     return worded or [s for s in spans if s["t"].strip()]
 
 
@@ -256,12 +259,15 @@ def _union(boxes: list[Bbox]) -> Bbox:
     ]
 
 
+# Lines of numbers only: the only ones an axis can be made of.
+_NUMERIC = re.compile(r"^[\d\s.,%+\-−–]+$")
+_DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"^[-−–+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?%?$")
 
 
 def _value(text: str) -> float | None:
     text = text.strip()
-    if not text or not any(c.isdigit() for c in text) or not _NUMBER.match(text):
+    if not _NUMBER.match(text) or not _DIGIT.search(text):
         return None
     return float(text.rstrip("%").replace(",", "").replace("−", "-").replace("–", "-"))
 
@@ -289,6 +295,8 @@ def find_figures(lines: list[Line]) -> list[list[int]]:
     rows: list[Bbox] = []
     for i, line in enumerate(lines):
         text = line_text(line)
+        if not _NUMERIC.match(text):
+            continue
         value = _value(text)
         box = line["bbox"]
         if value is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import re
+from dataclasses import dataclass, field
 from importlib.metadata import version as _dist_version
 from itertools import pairwise
 from pathlib import Path
@@ -59,6 +61,8 @@ _MAX_DEPTH = 3
 # A gap this many font sizes wide inside a pdftext line separates two cells or columns.
 _CELL_GAP = 2.0
 _LAYOUT_CODES = np.array([2, 10, 13, 32], dtype=np.uint32)
+_ALNUM = re.compile(r"[^\W_]")
+_LINE_CODES = np.array([10, 13], dtype=np.uint32)
 
 
 def extract_pages(
@@ -120,15 +124,16 @@ def _extract_page(
         if rotation in (90, 270):
             width, height = height, width
         lines: list[Line] = []
-        if ocr != "force":
+        objects = _Objects.of(page) if ocr != "force" else None
+        if objects is not None:
             textpage = page.get_textpage()
-            lines = _text_lines(pdf, page, textpage, index, bbox, rotation)
+            lines, chars = _text_lines(pdf, page, textpage, index, bbox, rotation, objects)
         use_ocr = ocr == "force" or (ocr == "auto" and _needs_ocr(page, lines))
         tables: list[TableBlock] = []
         if use_ocr:
             lines = ocr_lines(page, width, height, ocr_threads)
-        elif textpage is not None and rotation == 0:
-            tables = _tables(page, textpage, bbox, height)
+        elif textpage is not None and objects is not None and rotation == 0:
+            tables = _tables(objects, chars, bbox, height)
             lines = [ln for ln in lines if not any(_inside(ln["bbox"], t["bbox"]) for t in tables)]
         return {
             "number": number,
@@ -148,16 +153,55 @@ def _size(bbox: list[float] | tuple[float, ...]) -> tuple[int, int]:
     return math.ceil(abs(bbox[2] - bbox[0])), math.ceil(abs(bbox[3] - bbox[1]))
 
 
+@dataclass
+class _Objects:
+    """What the page draws besides text that the layout needs, from one walk of its objects:
+    path bounds (rules and cell frames) and image bounds."""
+
+    paths: list[tuple[float, float, float, float, Any]] = field(default_factory=list)
+    images: list[tuple[float, float, float, float]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, page: pdfium.PdfPage) -> _Objects:
+        found = cls()
+        raw = page.raw
+        found._walk(
+            [
+                pdfium_c.FPDFPage_GetObject(raw, i)
+                for i in range(pdfium_c.FPDFPage_CountObjects(raw))
+            ],
+            0,
+        )
+        return found
+
+    def _walk(self, objects: list[Any], depth: int) -> None:
+        left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+        for obj in objects:
+            kind = pdfium_c.FPDFPageObj_GetType(obj)
+            if kind in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
+                if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+                    continue
+                box = (left.value, bottom.value, right.value, top.value)
+                if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+                    self.paths.append((*box, obj))
+                else:
+                    self.images.append(box)
+            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth + 1 < _MAX_DEPTH:
+                count = pdfium_c.FPDFFormObj_CountObjects(obj)
+                self._walk(
+                    [pdfium_c.FPDFFormObj_GetObject(obj, i) for i in range(count)], depth + 1
+                )
+
+
 def _tables(
-    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, bbox: list[float], height: float
+    objects: _Objects, chars: PageChars, bbox: list[float], height: float
 ) -> list[TableBlock]:
     """Ruled tables of the page, each cell's text read from inside its rules."""
     left, bottom = bbox[0], bbox[1]
     top = height + bottom  # flips y as pdftext does, so rules and text lines agree
     horizontal: list[Segment] = []
     vertical: list[Segment] = []
-    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=3):
-        x0, y0, x1, y1 = obj.get_bounds()
+    for x0, y0, x1, y1, obj in objects.paths:
         # To top-left page coordinates.
         x0, x1, y0, y1 = x0 - left, x1 - left, top - y1, top - y0
         w, h = x1 - x0, y1 - y0
@@ -172,27 +216,38 @@ def _tables(
         return []
     tables: list[TableBlock] = []
     for xs, ys in find_grids(horizontal, vertical):
-        rows = [
-            [
-                " ".join(
-                    textpage.get_text_bounded(xa + left, top - yb, xb + left, top - ya).split()
-                )
-                for xa, xb in pairwise(xs)
-            ]
-            for ya, yb in pairwise(ys)
-        ]
+        rows = _cells(chars, xs, ys)
         if any(cell for row in rows for cell in row):
             tables.append({"bbox": grid_bbox(xs, ys), "rows": rows})
     return tables
 
 
+def _cells(chars: PageChars, xs: list[float], ys: list[float]) -> list[list[str]]:
+    """The text of each cell of a grid: its characters (by their centres), in content order."""
+    cx = (chars.boxes[:, 0] + chars.boxes[:, 2]) / 2
+    cy = (chars.boxes[:, 1] + chars.boxes[:, 3]) / 2
+    col = np.searchsorted(xs, cx) - 1
+    row = np.searchsorted(ys, cy) - 1
+    inside = (col >= 0) & (col < len(xs) - 1) & (row >= 0) & (row < len(ys) - 1)
+    text = chars.text
+    pieces: list[list[list[str]]] = [[[] for _ in xs[1:]] for _ in ys[1:]]
+    for i, r, c in zip(
+        np.flatnonzero(inside).tolist(), row[inside].tolist(), col[inside].tolist(), strict=True
+    ):
+        pieces[r][c].append(text[i])
+    return [
+        [" ".join(postprocess_text("".join(p).replace(_HYPHEN, "-")).split()) for p in cells]
+        for cells in pieces
+    ]
+
+
 def _is_rectangle(obj: Any) -> bool:
     """A closed path of straight segments only: how most producers draw a framed cell."""
-    count = pdfium_c.FPDFPath_CountSegments(obj.raw)
+    count = pdfium_c.FPDFPath_CountSegments(obj)
     if not 4 <= count <= 5:
         return False
     return all(
-        pdfium_c.FPDFPathSegment_GetType(pdfium_c.FPDFPath_GetPathSegment(obj.raw, i))
+        pdfium_c.FPDFPathSegment_GetType(pdfium_c.FPDFPath_GetPathSegment(obj, i))
         != pdfium_c.FPDF_SEGMENT_BEZIERTO
         for i in range(count)
     )
@@ -222,9 +277,12 @@ def _place_tables(blocks: list[Block], tables: list[TableBlock]) -> list[Block]:
 
 def _needs_ocr(page: pdfium.PdfPage, lines: list[Line]) -> bool:
     """A page whose text layer is (nearly) empty but that shows an image: a scan."""
-    letters = sum(c.isalnum() for line in lines for span in line["spans"] for c in span["t"])
-    if letters >= _MIN_TEXT_CHARS:
-        return False
+    letters = 0
+    for line in lines:
+        for span in line["spans"]:
+            letters += len(_ALNUM.findall(span["t"]))
+        if letters >= _MIN_TEXT_CHARS:
+            return False
     return any(obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE for obj in page.get_objects(max_depth=1))
 
 
@@ -242,8 +300,11 @@ def _text_lines(
     index: int,
     bbox: list[float],
     rotation: int,
-) -> list[Line]:
-    chars = deduplicate_chars(_visible(get_chars(textpage, bbox, rotation), page, textpage))
+    objects: _Objects,
+) -> tuple[list[Line], PageChars]:
+    """The page's text lines, and the visible characters they were made of."""
+    chars = get_chars(textpage, bbox, rotation)
+    chars = deduplicate_chars(_visible(chars, page, textpage, objects))
     # Char boxes are only needed to cut spans at link borders, which only pages with
     # annotations can have.
     has_annots = pdfium_c.FPDFPage_GetAnnotCount(page.raw) > 0
@@ -263,7 +324,7 @@ def _text_lines(
                 if len(pieces) == len(raw["spans"]):
                     line["bbox"] = _round_box(raw["bbox"].bbox)
                 lines.append(line)
-    return lines
+    return lines, chars
 
 
 def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -319,7 +380,9 @@ def _line(
     return line
 
 
-def _visible(chars: PageChars, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage) -> PageChars:
+def _visible(
+    chars: PageChars, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, objects: _Objects
+) -> PageChars:
     """The characters a reader of the page sees.
 
     Dropped: characters outside the visible page (the crop box; a typesetter's line-number
@@ -336,7 +399,7 @@ def _visible(chars: PageChars, page: pdfium.PdfPage, textpage: pdfium.PdfTextPag
     cx = (boxes[:, 0] + boxes[:, 2]) / 2
     cy = (boxes[:, 1] + boxes[:, 3]) / 2
     keep = (cx >= -_EDGE) & (cx <= width + _EDGE) & (cy >= -_EDGE) & (cy <= height + _EDGE)
-    hidden = _invisible_chars(page, textpage, chars.char_indices)
+    hidden = _invisible_chars(chars, textpage, objects.images)
     if hidden is not None:
         keep &= ~hidden
     # Line breaks and spaces pdfium generates carry no position worth trusting.
@@ -356,32 +419,41 @@ def _visible(chars: PageChars, page: pdfium.PdfPage, textpage: pdfium.PdfTextPag
 
 
 def _invisible_chars(
-    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, indices: np.ndarray
+    chars: PageChars, textpage: pdfium.PdfTextPage, images: list[tuple[float, float, float, float]]
 ) -> np.ndarray | None:
-    """Mask of the characters drawn invisible and not over an image; None when there are none."""
-    invisible: set[int] = set()
-    images: list[tuple[float, float, float, float]] = []
-    for obj in page.get_objects(max_depth=_MAX_DEPTH):
-        if obj.type == pdfium_c.FPDF_PAGEOBJ_TEXT:
-            mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
-            if mode == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
-                invisible.add(ctypes.cast(obj.raw, ctypes.c_void_p).value or 0)
-        elif obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-            x0, y0, x1, y1 = obj.get_bounds()
-            images.append((x0, y0, x1, y1))
-    if not invisible:
-        return None
-    hidden = np.zeros(len(indices), dtype=bool)
+    """Mask of the characters drawn invisible and not over an image; None when there are none.
+
+    The render mode is asked of one character per line: a text object is drawn in one mode,
+    and invisible text (an OCR layer, hidden words) is written as lines of its own. Asking
+    every character, or every change of font, costs more than the rest of the page's layout.
+    """
+    codes = chars.codes
+    starts = np.empty(len(codes), dtype=bool)
+    starts[0] = True
+    starts[1:] = np.isin(codes[:-1], _LINE_CODES)
+    bounds = np.append(np.flatnonzero(starts), len(codes))
     raw = textpage.raw
+    indices = chars.char_indices
+    hidden: np.ndarray | None = None
     left, right = ctypes.c_double(), ctypes.c_double()
     bottom, top = ctypes.c_double(), ctypes.c_double()
-    for k, i in enumerate(indices.tolist()):
-        obj = pdfium_c.FPDFText_GetTextObject(raw, i)
-        if (ctypes.cast(obj, ctypes.c_void_p).value or 0) not in invisible:
+    solid = ~np.isin(codes, _LAYOUT_CODES)
+    for a, b in pairwise(bounds.tolist()):
+        first = a + int(np.argmax(solid[a:b]))
+        if not solid[first]:
             continue
-        pdfium_c.FPDFText_GetCharBox(raw, i, left, right, bottom, top)
+        obj = pdfium_c.FPDFText_GetTextObject(raw, int(indices[first]))
+        if not obj or (
+            pdfium_c.FPDFTextObj_GetTextRenderMode(obj) != pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
+        ):
+            continue
+        pdfium_c.FPDFText_GetCharBox(raw, int(indices[first]), left, right, bottom, top)
         x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-        hidden[k] = not any(a <= x <= c and b <= y <= d for a, b, c, d in images)
+        if any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in images):
+            continue  # the OCR layer of a scan
+        if hidden is None:
+            hidden = np.zeros(len(codes), dtype=bool)
+        hidden[a:b] = True
     return hidden
 
 
