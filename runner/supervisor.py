@@ -167,6 +167,7 @@ class Supervisor:
             # The first line says what this runner is: its GPUs, MPS as a client saw it, W.
             self.telemetry.event(
                 "runner_start",
+                level="warning" if "unusable" in mps else "info",
                 inventory=source,
                 converter=self.settings.converter,
                 mps=mps,
@@ -246,8 +247,8 @@ class Supervisor:
                 f"{failed}. Same UID as the daemon's servers, ipc=host and the pipe directory "
                 "mounted at the same path (mps/README.md)"
             )
-        # auto: workers told to use this daemon would fail every CUDA call; run without it.
-        self.telemetry.event("mps_unusable", level="warning", pipe=str(pipe), error=failed)
+        # auto: workers told to use this daemon would fail every CUDA call; run without it
+        # (runner_start, the first line, says so as a warning).
         plan = plan_workers(
             self.settings,
             self.runner_settings.model_copy(update={"mps": "off"}),
