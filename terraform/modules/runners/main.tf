@@ -599,15 +599,16 @@ resource "aws_ecs_task_definition" "this" {
   # container (the agent pins it with NVIDIA_VISIBLE_DEVICES and the nvidia runtime), and the only
   # documented way to give one GPU to several containers is ECS-managed MPS (`sharingStrategy`,
   # required of every GPU container of the task), which runs its own MPS daemon in place of
-  # mps/'s per-GPU daemons and is meant for one CUDA process per container (mps/README.md,
-  # "Instance daemon or ECS-managed MPS?"). So:
+  # the instance's daemon and is meant for one CUDA process per container (mps/README.md,
+  # "One GPU per task"). So:
   # - the runner holds the task's one GPU requirement: it places the task on a GPU instance and
   #   reserves the GPU (one task per one-GPU instance), and the supervisor enumerates the GPU it
-  #   is given to size W and find <uuid>/pipe;
+  #   is given (its UUID pins the workers and the servers they spawn) and finds the MPS pipe;
   # - the sidecar has no requirement and reaches the same GPU through the instance's Docker
   #   default runtime, set to nvidia in user data (AWS's "manual" sharing method), with the
   #   image's own NVIDIA_VISIBLE_DEVICES=all: on the one-GPU instance types of this group that is
-  #   the task's GPU. Nothing else runs on these instances.
+  #   the task's GPU, and its entry point refuses to serve when it sees more than one. Nothing
+  #   else runs on these instances.
   # Both reach the host's MPS daemon: ipc_mode host (above), the pipe directory mounted at the
   # same path, and uid 1000 (the runner image's USER and `user` on the sidecar).
   container_definitions = jsonencode([
