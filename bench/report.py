@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench.charts import BAR_DOCUMENTS, CHARTS, write_charts
 from bench.models import STAGES, BenchResults, PipelineSummary
-from bench.sampling import CONVERTER, HARNESS, NOT_OURS, WORKER
+from bench.sampling import CONVERTER, HANDLERS, HARNESS, NOT_OURS, WORKER
 from bench.stages import stage_label
 
 
@@ -207,8 +207,8 @@ def _job_cpu(results: BenchResults) -> list[str]:
         "## CPU of each job run alone (median CPU seconds; others' load in cores)",
         "",
         "| document | baseline CPU s | W | converter CPU s | worker CPU s | harness CPU s | "
-        "rest of the machine, cores |",
-        "|---|---|---|---|---|---|---|",
+        "handlers CPU s | rest of the machine, cores |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for doc in _shown(results):
         for run in results.pipeline:
@@ -217,7 +217,7 @@ def _job_cpu(results: BenchResults) -> list[str]:
                 continue
             cells = " | ".join(
                 f"{cpu[role].cpu_s if role in cpu else 0.0:.3f}"
-                for role in (CONVERTER, WORKER, HARNESS)
+                for role in (CONVERTER, WORKER, HARNESS, HANDLERS)
             )
             rest = cpu[NOT_OURS].cores if NOT_OURS in cpu else 0.0
             lines.append(

@@ -28,7 +28,7 @@ _MIN_TEXT_CHARS = 16
 # A scanned page is an image and perhaps a few objects more; past this many it is not a scan.
 _SCAN_MAX_OBJECTS = 200
 # Past this many seconds of measuring, the remaining pages are taken as text pages.
-_MEASURE_BUDGET_S = 2.0
+_MEASURE_BUDGET_S = 1.0
 
 
 @dataclass(frozen=True)
