@@ -8,6 +8,7 @@ normal one. The result is layout lines like those of the text layer, in page coo
 
 from __future__ import annotations
 
+import ctypes
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 _SCALE = 200 / 72
 _MAX_SIDE_PX = 2400
 _MIN_SIDE_PX = 16
+# Text lines are found on a copy of the page this size at most (see _read).
+_DET_SIDE_PX = 1024
 # An OCR line box is taller than the font size by the detector's padding.
 _BOX_TO_SIZE = 0.75
 _SAME_SIZE = 0.3
@@ -35,7 +38,58 @@ def _engine(threads: int) -> Any:
     cuda = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
     # onnxruntime's pool takes every core by default (-1): W workers would oversubscribe.
     pool = {"intra_op_num_threads": threads, "inter_op_num_threads": 1} if threads else {}
-    return RapidOCR(det_use_cuda=cuda, cls_use_cuda=cuda, rec_use_cuda=cuda, **pool)
+    # Lines are recognised two at a time: a batch is padded to its widest line, and the
+    # recogniser's memory grows with batch times width (six wide lines took 170 MB more).
+    return RapidOCR(
+        det_use_cuda=cuda, cls_use_cuda=cuda, rec_use_cuda=cuda, rec_batch_num=2, **pool
+    )
+
+
+@cache
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
+def _trim() -> None:
+    """Hand the heap the OCR models used back to the system (glibc keeps it otherwise, and a
+    worker's resident memory creeps up page after page)."""
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+def _read(engine: Any, image: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """(corner points, text) of each text line RapidOCR reads in ``image``.
+
+    RapidOCR's own pipeline, with detection run on a copy at most ``_DET_SIDE_PX`` on its
+    longer side: the detector's memory grows with the pixels it sees (about 200 MB per
+    megapixel, 600 MB for a letter page at 200 dpi), while finding lines needs far fewer
+    pixels than reading them. Recognition reads the crops of the full-size image.
+    """
+    import cv2
+
+    height, width = image.shape[:2]
+    scale = min(1.0, _DET_SIDE_PX / max(height, width))
+    small = image
+    if scale < 1.0:
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    found, _ = engine.text_det(small)
+    if found is None or len(found) == 0:
+        return []
+    boxes = [np.asarray(box, dtype=np.float32) / scale for box in engine.sorted_boxes(found)]
+    crops = engine.get_crop_img_list(image, boxes)
+    if engine.use_cls:
+        crops, _, _ = engine.text_cls(crops)
+    texts, _ = engine.text_rec(crops)
+    return [
+        (box, str(read[0]))
+        for box, read in zip(boxes, texts, strict=True)
+        if float(read[1]) >= engine.text_score
+    ]
 
 
 def render_scale(width: float, height: float) -> float:
@@ -55,15 +109,19 @@ def ocr_lines(page: pdfium.PdfPage, width: float, height: float, threads: int = 
         image = np.ascontiguousarray(bitmap.to_numpy()[:, :, :3])
     finally:
         bitmap.close()
-    found, _ = _engine(threads)(image)
+    try:
+        found = _read(_engine(threads), image)
+    finally:
+        del image
+        _trim()
     lines: list[Line] = []
     boxes = []
-    for box, text, _score in found or ():
+    for corners, text in found:
         text = " ".join(str(text).split())
         if not text:
             continue
-        xs = [point[0] / scale for point in box]
-        ys = [point[1] / scale for point in box]
+        xs = [point[0] / scale for point in corners]
+        ys = [point[1] / scale for point in corners]
         boxes.append(([min(xs), min(ys), max(xs), max(ys)], text))
     if not boxes:
         return []
