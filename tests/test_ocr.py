@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ def ocr_pages(scan: Path) -> list[dict]:
 
 def test_image_page_is_ocred_in_auto_mode(ocr_pages: list[dict]) -> None:
     assert [p["ocr"] for p in ocr_pages] == [True, True]
+    # Layouts travel through S3 as JSON: plain numbers only.
+    assert json.loads(json.dumps(ocr_pages)) == ocr_pages
     md = render_document(ocr_pages)
     for text in TEXTS:
         assert text in md

@@ -120,8 +120,9 @@ def ocr_lines(page: pdfium.PdfPage, width: float, height: float, threads: int = 
         text = " ".join(str(text).split())
         if not text:
             continue
-        xs = [point[0] / scale for point in corners]
-        ys = [point[1] / scale for point in corners]
+        # Plain floats: the layout travels as JSON, and numpy's float32 is no JSON number.
+        xs = [float(point[0]) / scale for point in corners]
+        ys = [float(point[1]) / scale for point in corners]
         boxes.append(([min(xs), min(ys), max(xs), max(ys)], text))
     if not boxes:
         return []
