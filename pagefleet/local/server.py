@@ -1,18 +1,31 @@
 """An embedded moto server (S3 + SQS over real HTTP) on a free loopback port.
 
-moto's own ``ThreadedMotoServer``, less one cost: for every request moto's dispatcher finds the
-service behind the request's host by listing its package folder (a ``stat`` per service) and
-trying every service's URL patterns, under one lock. The answer depends on the host string
-alone, so it is kept here per host; under a burst that was a fifth of the server's time.
+moto's own ``ThreadedMotoServer``, less what a stream of requests from a handful of clients
+does not need:
+
+- werkzeug's development server answers every request with ``Connection: close`` (its
+  ``http.server`` base cannot skip a body the application left unread) and then waits 10 ms for
+  stray bytes, so each request cost a TCP connection, a server thread and the client's
+  connection set-up. Here each request body is read whole before moto sees it, the reply goes
+  out whole with its length, and connections are kept.
+- moto's dispatcher finds the service behind a request's host by listing its package folder (a
+  ``stat`` per service) and trying every service's URL patterns, under one lock; the answer
+  depends on the host string alone and is kept per host.
+- CORS headers for browsers (``MOTO_DISABLE_GLOBAL_CORS``, moto's own switch).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import socket
 import threading
 from types import TracebackType
 from typing import Any
+
+# Read by moto when it is imported (moto.settings), so set before.
+os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
 
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
@@ -46,6 +59,72 @@ class _HostCachingDispatcher(DomainDispatcherApplication):
         return self._backends[host]
 
 
+class _KeepAliveHandler(MotoRequestHandler):
+    """moto's request handler (its environ keeps header names with underscores, which S3
+    metadata needs) with a request cycle that keeps the connection: the body is read whole
+    before the application runs and the reply is sent whole with its length. werkzeug's own
+    cycle closes every connection and, after each reply, waits 10 ms for stray request bytes."""
+
+    # Headers and a small body leave in one segment (http.server flushes after each request);
+    # a large body follows at once instead of waiting out the client's delayed ACK.
+    wbufsize = -1
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def run_wsgi(self) -> None:
+        if self.headers.get("Expect", "").strip().lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            self.wfile.flush()  # the client holds the body back until it reads this
+        self.environ = environ = self.make_environ()
+        stream = environ["wsgi.input"]
+        if environ.get("wsgi.input_terminated"):  # chunked: werkzeug's reader finds the end
+            body = stream.read()
+        else:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = stream.read(length) if length > 0 else b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        reply: dict[str, Any] = {}
+
+        def start_response(
+            status: str, headers: list[tuple[str, str]], exc_info: Any = None
+        ) -> Any:
+            reply["status"], reply["headers"] = status, headers
+            return lambda data: reply.setdefault("early", []).append(data)
+
+        try:
+            chunks = self.server.app(environ, start_response)
+            try:
+                payload = b"".join([*reply.get("early", []), *chunks])
+            finally:
+                if hasattr(chunks, "close"):
+                    chunks.close()
+        except Exception:
+            logging.getLogger("werkzeug").exception("error on request %s", self.requestline)
+            reply = {"status": "500 Internal Server Error", "headers": []}
+            payload = b"Internal Server Error"
+            self.close_connection = True
+        code, _, message = reply["status"].partition(" ")
+        self.send_response(int(code), message)
+        declared = None
+        for name, value in reply["headers"]:
+            lowered = name.lower()
+            if lowered == "content-length":
+                declared = value
+            elif lowered not in {"connection", "transfer-encoding", "server", "date"}:
+                self.send_header(name, value)
+        head = self.command == "HEAD" or int(code) in {204, 304} or 100 <= int(code) < 200
+        # A HEAD reply declares the object's length; any other declares its own body's.
+        self.send_header("Content-Length", declared if head and declared else str(len(payload)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(payload)
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass  # one line per request otherwise
+
+
 class MotoServer:
     """``with MotoServer() as url:`` — moto keeps its state per process, so one server per
     process is enough; tests share it and keep apart by bucket and queue names."""
@@ -63,7 +142,7 @@ class MotoServer:
             0,
             _HostCachingDispatcher(),
             threaded=True,
-            request_handler=MotoRequestHandler,
+            request_handler=_KeepAliveHandler,
         )
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="moto-server", daemon=True
