@@ -6,9 +6,9 @@ Per document and overall:
   the header/footer lines the renderer removed) found in the Markdown in the same order (exact
   longest common subsequence over words, bit-parallel);
 - order-free recall: the same words counted as a multiset, order ignored;
-- precision: share of the Markdown's words that are words of the text layer (multiset), OCR
-  pages left out on both sides: a ruler or slug line outside the crop box, or a word made up,
-  lowers it;
+- precision: share of the Markdown's words that are words of the visible text layer
+  (multiset, running heads included), OCR pages left out on both sides: a ruler or slug line
+  outside the crop box, or a word made up, lowers it;
 - heading recall: share of outline titles found as Markdown headings, in outline order (a
   heading holds a title when the title's words are in it in order), and how often consecutive
   found headings step up/down as the outline does;
@@ -229,13 +229,16 @@ def ours_child(pdf_path: Path) -> dict[str, Any]:
         # the file and pdfium's first-use costs, and other work on the machine comes and goes.
         convert_s = min(convert_s, _timed(convert)[-1])
         floor_s = min(floor_s, _timed(lambda: plain_text_output(str(pdf_path)))[-1])
-    # The reference: the visible text layer less the lines the renderer took for furniture.
+    # The reference for recall: the visible text layer less the lines the renderer took for
+    # furniture. Precision is counted against the whole visible text layer: a converter that
+    # keeps running heads invents nothing.
     per_page = _visible_page_words(pdf_path)
+    ocr = [p["ocr"] for p in pages]
+    whole = [w for page, o in zip(per_page, ocr, strict=True) if not o for w in page]
     for pi, bi, li in find_furniture(pages):
         block = pages[pi]["blocks"][bi]
         assert "lines" in block  # furniture is found among text lines only
         _remove_run(per_page[pi], words(line_text(block["lines"][li])))
-    ocr = [p["ocr"] for p in pages]
     text_pages = [p for p in pages if not p["ocr"]]
     result: dict[str, Any] = {
         "pages": len(pages),
@@ -245,7 +248,7 @@ def ours_child(pdf_path: Path) -> dict[str, Any]:
         # Precision leaves OCR pages out on both sides.
         "text_markdown": markdown if not any(ocr) else render_document(text_pages, outline),
         "reference": [w for page in per_page for w in page],
-        "text_reference": [w for page, o in zip(per_page, ocr, strict=True) if not o for w in page],
+        "text_reference": whole,
         "plain": plain,
         "convert_s": convert_s,
         "floor_s": floor_s,

@@ -27,6 +27,7 @@ _PAGE_NUMBER = re.compile(
 )
 # Han, kana and CJK punctuation and full-width forms.
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_HEADING_WORD = re.compile(r"[^\W\d_]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
@@ -335,7 +336,8 @@ def _heading_style(lines: list[Line], body: float) -> tuple[float, bool] | None:
     if not lines or len(lines) > 3:
         return None
     text = " ".join(line_text(line) for line in lines).strip()
-    if not text or len(text) > 150 or not any(c.isalpha() for c in text):
+    # A heading has a word: "76a 76b" or "(c)" in bold is a form's field number.
+    if not text or len(text) > 150 or not _HEADING_WORD.search(text):
         return None
     if text[0] in BULLETS and (len(text) == 1 or text[1].isspace()):
         return None  # a bullet point set large (slides) is a list item, not a heading
