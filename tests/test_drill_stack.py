@@ -90,6 +90,36 @@ def test_a_superseded_job_ends_once_all_its_chunks_have_results(settings: Settin
     assert bucket.get(keys.outbox_markdown("twice")) == b"# newer"
 
 
+def test_the_janitor_waits_out_a_backlog_but_not_for_ever(settings: Settings) -> None:
+    stack = create_stack(settings)
+    bucket = Bucket(stack.s3, settings.bucket)
+    done = _job(bucket, "late", "2026-01-01T00:00:00Z")
+    publish(bucket, "late", _record(done), "# late")
+    backlog = True
+    janitor = Janitor(stack.s3, settings.bucket, grace_s=0, busy=lambda: backlog, max_defer_s=60)
+    janitor.start()
+    try:
+        janitor.touch(done.job_id)
+        assert not janitor.idle(1.5)  # a backlog: the look waits
+        assert janitor.stats.deferred >= 1 and janitor.stats.checked == 0
+        backlog = False
+        assert janitor.idle(10)
+    finally:
+        janitor.stop()
+    assert janitor.stats.deleted_ids == [done.job_id]
+    # However long the backlog lasts, a job waits at most max_defer_s.
+    other = _job(bucket, "later", "2026-01-01T00:00:00Z")
+    publish(bucket, "later", _record(other), "# later")
+    janitor = Janitor(stack.s3, settings.bucket, grace_s=0, busy=lambda: True, max_defer_s=0.5)
+    janitor.start()
+    try:
+        janitor.touch(other.job_id)
+        assert janitor.idle(10)
+    finally:
+        janitor.stop()
+    assert janitor.stats.deleted_ids == [other.job_id]
+
+
 def test_the_pipeline_cleans_each_finished_job(
     moto_server, settings: Settings, tmp_path: Path
 ) -> None:

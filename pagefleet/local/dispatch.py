@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,6 +81,7 @@ class _Mapping:
     observer: Observer | None = None
     stats: MappingStats = field(default_factory=MappingStats)
     wanted: int = 1  # pollers allowed to poll: grows with the backlog
+    last_full_batch: float = float("-inf")  # time.monotonic() of the last full batch
     paused: threading.Event = field(default_factory=threading.Event)
     threads: list[threading.Thread] = field(default_factory=list)
     environments: list[Environment] = field(default_factory=list)
@@ -127,6 +129,11 @@ class Dispatcher:
 
     def stats(self) -> dict[str, MappingStats]:
         return {name: m.stats for name, m in self._mappings.items()}
+
+    def backlogged(self, within_s: float = 2.0) -> bool:
+        """Whether a poll of any queue came back with a full batch within ``within_s``."""
+        now = time.monotonic()
+        return any(now - m.last_full_batch < within_s for m in self._mappings.values())
 
     def busy(self) -> int:
         """Invocations running now, over every mapping."""
@@ -210,10 +217,12 @@ class Dispatcher:
         ).get("Messages", [])
         if not messages:
             return 0
-        if len(messages) == mapping.batch_size and mapping.wanted < mapping.concurrency:
-            with self._changed:  # a backlog: one more concurrent poller
-                mapping.wanted += 1
-                self._changed.notify_all()
+        if len(messages) == mapping.batch_size:
+            mapping.last_full_batch = time.monotonic()
+            if mapping.wanted < mapping.concurrency:
+                with self._changed:  # a backlog: one more concurrent poller
+                    mapping.wanted += 1
+                    self._changed.notify_all()
         stats = mapping.stats
         with self._changed:
             stats.invocations += 1

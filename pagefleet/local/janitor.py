@@ -43,6 +43,7 @@ class JanitorStats:
     jobs_deleted: int = 0
     objects_deleted: int = 0  # versions
     errors: int = 0
+    deferred: int = 0  # looks put off while the stack had a backlog
     deleted_ids: list[str] = field(default_factory=list)
 
 
@@ -53,13 +54,20 @@ class Janitor:
         bucket: str,
         *,
         grace_s: float = 10.0,
+        busy: Callable[[], bool] | None = None,
+        max_defer_s: float = 120.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``busy``: whether the stack has a backlog now; the janitor's requests then wait (a
+        fifth of the server's work in a burst), each job at most ``max_defer_s``."""
         self.s3 = s3
         self.bucket = bucket
         self.grace_s = grace_s
+        self.busy = busy
+        self.max_defer_s = max_defer_s
         self._clock = clock
         self._due: dict[str, float] = {}  # job id -> when to look
+        self._first_due: dict[str, float] = {}  # job id -> when it first came due
         self._heap: list[tuple[float, str]] = []
         self._wake = threading.Condition()
         self._stop = False
@@ -146,11 +154,22 @@ class Janitor:
 
     def _next_due(self) -> str | None:
         now = self._clock()
+        busy = (
+            self.busy is not None and bool(self._heap) and self._heap[0][0] <= now and self.busy()
+        )
         while self._heap and self._heap[0][0] <= now:
             due, job_id = heapq.heappop(self._heap)
-            if self._due.get(job_id) == due:  # else pushed back by later activity
-                del self._due[job_id]
-                return job_id
+            if self._due.get(job_id) != due:
+                continue  # pushed back by later activity
+            first = self._first_due.setdefault(job_id, due)
+            if busy and now - first < self.max_defer_s:
+                self._due[job_id] = now + 1.0  # after the backlog
+                heapq.heappush(self._heap, (now + 1.0, job_id))
+                self.stats.deferred += 1
+                return None
+            del self._due[job_id]
+            del self._first_due[job_id]
+            return job_id
         return None
 
     # --- one job ---

@@ -115,13 +115,19 @@ class LocalPipeline:
             use_fake_credentials()  # a moto-like endpoint takes any; real ones are kept
         if self.stack is None:
             self.stack = open_stack(self.settings) if self.external else create_stack(self.settings)
+        self.dispatcher = dispatcher = Dispatcher(self.stack.sqs, self.settings.region)
         if self.keep_jobs_s is not None:
-            self.janitor = Janitor(self.stack.s3, self.settings.bucket, grace_s=self.keep_jobs_s)
+            self.janitor = Janitor(
+                self.stack.s3,
+                self.settings.bucket,
+                grace_s=self.keep_jobs_s,
+                busy=dispatcher.backlogged,
+            )
             self.janitor.start()
         if self._start_runners:
             self.start_runners()
-        self.dispatcher = self._dispatcher(self.stack)
-        self.dispatcher.start()
+        self._map_functions(dispatcher, self.stack)
+        dispatcher.start()
         return self.stack
 
     def _function_env(self) -> dict[str, str]:
@@ -137,8 +143,7 @@ class LocalPipeline:
             "POWERTOOLS_DEV": "false",
         }
 
-    def _dispatcher(self, stack: Stack) -> Dispatcher:
-        dispatcher = Dispatcher(stack.sqs, self.settings.region)
+    def _map_functions(self, dispatcher: Dispatcher, stack: Stack) -> None:
         env = self._function_env()
         for name, (role, dead_letters, handler) in FUNCTIONS.items():
             spec = EnvironmentSpec(
@@ -163,7 +168,6 @@ class LocalPipeline:
                 concurrency=self.concurrency.get(name, 1),
                 observer=observer,
             )
-        return dispatcher
 
     def start_runners(self) -> None:
         assert self.stack is not None
