@@ -490,7 +490,17 @@ def _pdf(pages: int) -> bytes:
 def test_pipeline_converts_a_pdf_on_the_resources_terraform_made(
     applied: dict[str, Any], moto_server: MotoServer
 ) -> None:
-    settings = _settings(moto_server, applied, chunk_pages=2, poll_wait_s=1, heartbeat_s=2)
+    # Chunks of about 2 pages for one lane, however cheap (the cost planner would keep 5 cheap
+    # pages in one chunk).
+    settings = _settings(
+        moto_server,
+        applied,
+        chunk_pages=2,
+        chunk_min_cost_s=0.0,
+        fleet_lanes=1,
+        poll_wait_s=1,
+        heartbeat_s=2,
+    )
     made = _stack_from_terraform(settings, applied)
     bucket = Bucket(made.s3, settings.bucket)
     with LocalPipeline(settings, workers=1, server=moto_server, stack=made):
