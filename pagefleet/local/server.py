@@ -12,6 +12,8 @@ does not need:
   ``stat`` per service) and trying every service's URL patterns, under one lock; the answer
   depends on the host string alone and is kept per host.
 - CORS headers for browsers (``MOTO_DISABLE_GLOBAL_CORS``, moto's own switch).
+
+And one thing moto needs: S3 requests one at a time (see ``_S3_LOCK``).
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ class _HostCachingDispatcher(DomainDispatcherApplication):
         return self._backends[host]
 
 
+# moto's S3 backend is not thread-safe: a listing iterates a bucket's keys while another request
+# deletes one (KeyError, TypeError: a 500 to the caller, seen under the janitor's deletes). S3
+# requests run one at a time; they are short, and the GIL ran them one at a time anyway.
+_S3_LOCK = threading.Lock()
+
+
 class _KeepAliveHandler(MotoRequestHandler):
     """moto's request handler (its environ keeps header names with underscores, which S3
     metadata needs) with a request cycle that keeps the connection: the body is read whole
@@ -94,7 +102,11 @@ class _KeepAliveHandler(MotoRequestHandler):
             return lambda data: reply.setdefault("early", []).append(data)
 
         try:
-            chunks = self.server.app(environ, start_response)
+            if "/sqs/aws4_request" in environ.get("HTTP_AUTHORIZATION", ""):
+                chunks = self.server.app(environ, start_response)  # long polls wait in here
+            else:
+                with _S3_LOCK:
+                    chunks = self.server.app(environ, start_response)
             try:
                 payload = b"".join([*reply.get("early", []), *chunks])
             finally:
