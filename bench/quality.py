@@ -57,7 +57,8 @@ OCR_LAYER_DOCS = ("pypdf__vicksburg-scan-ocr.pdf",)
 # and Markdown splits it with emphasis ("*x*0"), or the other way round, both read alike.
 # Chinese and Japanese have no spaces between words, and a line may wrap between any two
 # characters: each character is a word of its own.
-_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W\d_]+|\d+")
+_CJK = "\u3005-\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]+|\d+")
 # A hyphen between letters, possibly at a line break, is dropped on both sides of the
 # comparison: "docu-\nmented", "documented" and "well-known" each make one word.
 _INNER_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\x02\u00ad\ufffe]\s*(?=[^\W\d_])")
