@@ -43,3 +43,4 @@ clean:
 
 -include terraform/terraform.mk
 -include docker/runner.mk
+-include bench/quality.mk
