@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 from pagefleet.local.provision import STACK_APP_ID
+from pagefleet.local.server import BackgroundServer
 
 HOP_BY_HOP = {
     "connection",
@@ -77,8 +78,7 @@ class FaultProxy:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # passed, error, lost, delayed, spared, refused
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: BackgroundServer | None = None
         self.url = ""
 
     # --- lifecycle ---
@@ -89,21 +89,16 @@ class FaultProxy:
         class Handler(_ProxyHandler):
             owner = proxy
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fault-proxy", daemon=True
-        )
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self._serving = BackgroundServer(server, "fault-proxy")
+        self.url = self._serving.url
         return self.url
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
 
     def set_rates(self, rates: FaultRates) -> None:
         with self._lock:

@@ -4,7 +4,6 @@ counted on the wire against a server that answers every request with a 500."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -13,7 +12,7 @@ from botocore.exceptions import ClientError
 from tenacity import wait_none
 
 from pagefleet import aws
-from pagefleet.local.server import use_fake_credentials
+from pagefleet.local.server import BackgroundServer, use_fake_credentials
 from pagefleet.queues import AsyncQueue
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
@@ -40,12 +39,9 @@ class Failing(BaseHTTPRequestHandler):
 def failing_endpoint() -> Iterator[str]:
     use_fake_credentials()
     Failing.requests = 0
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    serving = BackgroundServer(ThreadingHTTPServer(("127.0.0.1", 0), Failing), "failing")
+    yield serving.url
+    serving.stop()
 
 
 def test_a_failing_boto3_call_makes_exactly_the_attempts_the_policy_allows(

@@ -23,6 +23,7 @@ import logging
 import os
 import socket
 import threading
+from http.server import HTTPServer
 from types import TracebackType
 from typing import Any
 
@@ -34,7 +35,7 @@ from moto.moto_server.werkzeug_app import (
     MotoRequestHandler,
     create_backend_app,
 )
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import make_server
 
 # moto accepts any credentials; boto3 only needs some to sign requests.
 FAKE_CREDENTIALS = {
@@ -137,38 +138,48 @@ class _KeepAliveHandler(MotoRequestHandler):
         pass  # one line per request otherwise
 
 
+class BackgroundServer:
+    """An HTTP server (``http.server`` or werkzeug) serving on a daemon thread of its own,
+    for the embedded stack and for test doubles that stand beside it."""
+
+    def __init__(self, server: HTTPServer, name: str) -> None:
+        self.server = server
+        self.url = f"http://127.0.0.1:{server.server_port}"
+        self._thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join()
+
+
 class MotoServer:
     """``with MotoServer() as url:`` — moto keeps its state per process, so one server per
     process is enough; tests share it and keep apart by bucket and queue names."""
 
     def __init__(self) -> None:
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: BackgroundServer | None = None
         self.url = ""
 
     def start(self) -> str:
         use_fake_credentials()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
-        self._server = make_server(
+        server = make_server(
             "127.0.0.1",
             0,
             _HostCachingDispatcher(),
             threaded=True,
             request_handler=_KeepAliveHandler,
         )
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="moto-server", daemon=True
-        )
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        self._serving = BackgroundServer(server, "moto-server")
+        self.url = self._serving.url
         return self.url
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
 
     def __enter__(self) -> str:
         return self.start()
