@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pagefleet import keys
 from pagefleet.models import ChunkResult, JobManifest, JobRecord
+from pagefleet.outbox import published_job
 from pagefleet.queues import QueueDepth, queue_depth
 from pagefleet.settings import Settings
 from pagefleet.stack import queue_specs
@@ -92,8 +93,7 @@ def jobs_in_flight(bucket: Bucket) -> list[JobView]:
             results.setdefault(parsed[0], set()).add(parsed[1])
     in_flight = []
     for manifest in manifests:
-        record = _record(bucket, manifest.rel)
-        if record is not None and record.job_id == manifest.job_id:
+        if published_job(bucket, manifest.rel) == manifest.job_id:  # a HEAD, not the record
             continue
         done = results.get(manifest.job_id, set())
         chunks = [
