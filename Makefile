@@ -35,7 +35,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy --scripts-are-modules pagefleet handlers runner bench scripts/env-example scripts/gpu-check
+	$(VENV)/bin/mypy --scripts-are-modules pagefleet handlers runner bench scripts/env-example scripts/gpu-check scripts/drill
 	$(MAKE) lint-docker lint-shell
 
 clean:
