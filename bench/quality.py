@@ -5,7 +5,9 @@ Per document and overall:
 - in-order word recall: share of the words of pdfium's text layer of the visible page (less
   the header/footer lines the renderer removed) found in the Markdown in the same order (exact
   longest common subsequence over words, bit-parallel);
-- order-free recall: the same words counted as a multiset, order ignored;
+- order-free recall: the same words counted as a multiset, order ignored (adjacent leftover
+  words of one side that join into a leftover word of the other match it: a subscript pdfium
+  cuts off or glues on);
 - precision: share of the Markdown's words that are words of the visible text layer
   (multiset, running heads included), OCR pages left out on both sides: a ruler or slug line
   outside the crop box, or a word made up, lowers it;
@@ -87,10 +89,59 @@ def ordered_recall(reference: list[str], found: list[str]) -> float | None:
 
 
 def bag_recall(reference: list[str], found: list[str]) -> float | None:
-    """Share of ``reference`` found in ``found`` as a multiset (order ignored)."""
+    """Share of ``reference`` found in ``found`` as a multiset (order ignored).
+
+    A word the two sides cut at a different place still counts (see :func:`_rejoined`).
+    """
     if not reference:
         return None
-    return sum((Counter(reference) & Counter(found)).values()) / len(reference)
+    ref, got = Counter(reference), Counter(found)
+    common = ref & got
+    return (sum(common.values()) + _rejoined(reference, found, ref - common, got - common)) / len(
+        reference
+    )
+
+
+# At most this many adjacent words of one side make one word of the other.
+_MAX_PIECES = 3
+
+
+def _rejoined(
+    reference: list[str], found: list[str], missing: Counter[str], extra: Counter[str]
+) -> int:
+    """Words of ``reference`` left unmatched only because a word boundary differs.
+
+    pdfium cuts a line where a sub- or superscript leaves the baseline, and sometimes glues a
+    subscript to the next word: ``S``, a line break, ``r`` and ``QSLret`` for the S-sub-r and
+    the QSL-sub-r ``et`` a reader sees, while the same page elsewhere gives ``QSLr``. No output
+    can cut these alike, so adjacent unmatched words of one side whose letters, joined, make an
+    unmatched word of the other side are matched: ``s r`` against ``sr`` counts two reference
+    words, ``qslret`` against ``qslr et`` one. Only words left over by the plain multiset
+    comparison take part, each once, so nothing matched there is counted twice.
+    """
+    missing, extra = Counter(missing), Counter(extra)
+    matched = 0
+    # Reference words split where the output has one word, then one reference word the
+    # output splits; longest runs first.
+    for seq, pieces, whole, ref_side in (
+        (reference, missing, extra, True),
+        (found, extra, missing, False),
+    ):
+        for n in range(_MAX_PIECES, 1, -1):
+            for i in range(len(seq) - n + 1):
+                if pieces[seq[i]] <= 0:
+                    continue
+                run = seq[i : i + n]
+                need = Counter(run)
+                if any(pieces[w] < k for w, k in need.items()):
+                    continue
+                joined = "".join(run)
+                if whole[joined] <= 0:
+                    continue
+                pieces.subtract(need)
+                whole[joined] -= 1
+                matched += n if ref_side else 1
+    return matched
 
 
 def precision(reference: list[str], found: list[str]) -> float | None:
