@@ -117,9 +117,24 @@ class AsyncBucket:
 
     @transient_retry
     async def get(self, key: str) -> bytes:
-        response = await self.s3.get_object(Bucket=self.name, Key=key)
+        try:
+            response = await self.s3.get_object(Bucket=self.name, Key=key)
+        except Exception as exc:
+            if _is_missing(exc):
+                raise NotFound(key) from exc
+            raise
         async with response["Body"] as stream:
             return await stream.read()
+
+    @transient_retry
+    async def exists(self, key: str) -> bool:
+        try:
+            await self.s3.head_object(Bucket=self.name, Key=key)
+        except Exception as exc:
+            if _is_missing(exc):
+                return False
+            raise
+        return True
 
     @transient_retry
     async def put(

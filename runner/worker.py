@@ -20,15 +20,19 @@ from pathlib import Path
 
 from pagefleet import keys
 from pagefleet.aws import async_client
-from pagefleet.errors import PagefleetError
+from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ErrorInfo
 from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
-from pagefleet.storage import AsyncBucket, PreconditionFailed
+from pagefleet.storage import AsyncBucket, NotFound, PreconditionFailed
 from runner.conversion import ConversionProcess, result_json
 from runner.worker_state import WorkerState
 
 log = logging.getLogger("pagefleet.worker")
+
+
+class _JobEnded(Exception):
+    """The chunk's job has ended and its files are gone."""
 
 
 class Worker:
@@ -115,7 +119,17 @@ class Worker:
         heartbeat = asyncio.ensure_future(self._heartbeat(receipt))
         bucket = AsyncBucket(self.s3, chunk_message.bucket)
         try:
-            result, pages_json = await self._convert(bucket, chunk_message, attempts)
+            try:
+                result, pages_json = await self._convert(bucket, chunk_message, attempts)
+            except _JobEnded:
+                # A late or repeated delivery: the job finished and its files were removed
+                # (the lifecycle rule, the local janitor). Nothing is left to convert or to
+                # complete, and keeping the message would only send it to the DLQ.
+                log.info(
+                    "chunk of job %s: the job has ended; message dropped", chunk_message.job_id
+                )
+                await self.queue.delete(receipt)
+                return
             key = keys.chunk_result(chunk_message.job_id, chunk_message.chunk.index)
             if result.status == "failed" and attempts < self.settings.max_attempts:
                 log.warning(
@@ -159,11 +173,10 @@ class Worker:
         with tempfile.TemporaryDirectory(prefix="pagefleet-chunk-") as tmp:
             pdf_path, assets_dir = Path(tmp) / "chunk.pdf", Path(tmp) / "assets"
             assets_dir.mkdir()
-            pdf_path.write_bytes(
-                await bucket.get(keys.chunk_pdf(message.job_id, message.chunk.index))
-            )
-            convert_started = time.perf_counter()
+            convert_started: float | None = None
             try:
+                pdf_path.write_bytes(await self._chunk_pdf(bucket, message))
+                convert_started = time.perf_counter()
                 pages_json = await self.conversion.convert(
                     pdf_path, message.chunk.first_page, assets_dir
                 )
@@ -171,7 +184,9 @@ class Worker:
                 failed = ChunkResult(
                     status="failed",
                     error=ErrorInfo(code=exc.code, message=exc.message),
-                    convert_s=time.perf_counter() - convert_started,
+                    convert_s=0.0
+                    if convert_started is None
+                    else time.perf_counter() - convert_started,
                     finished_at=time.time(),
                     **base,  # type: ignore[arg-type]
                 )
@@ -196,6 +211,18 @@ class Worker:
             **base,  # type: ignore[arg-type]
         )
         return done, pages_json
+
+    async def _chunk_pdf(self, bucket: AsyncBucket, message: ChunkMessage) -> bytes:
+        key = keys.chunk_pdf(message.job_id, message.chunk.index)
+        try:
+            return await bucket.get(key)
+        except NotFound:
+            if not await bucket.exists(keys.manifest(message.job_id)):
+                raise _JobEnded from None
+            # The job is still open, so it must end with a record saying what went missing.
+            raise PagefleetError(
+                ErrorCode.CONVERT_ERROR, f"the chunk's PDF {key} is gone from the bucket"
+            ) from None
 
     async def _write_result(
         self, bucket: AsyncBucket, key: str, result: ChunkResult, pages_json: bytes

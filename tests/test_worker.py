@@ -132,3 +132,61 @@ def _queue_counts(local: LocalPipeline) -> tuple[int, int]:
         int(attributes["ApproximateNumberOfMessages"]),
         int(attributes["ApproximateNumberOfMessagesNotVisible"]),
     )
+
+
+def _split_and_peek(local: LocalPipeline, rel: str, pdf: Path) -> dict:
+    """Upload ``pdf`` and wait for its one chunk message; its body, left visible."""
+    assert local.stack is not None
+    upload(Bucket(local.stack.s3, local.settings.bucket), rel, pdf.read_bytes())
+    deadline = time.monotonic() + 60
+    while _queue_counts(local) != (1, 0):
+        assert time.monotonic() < deadline, _queue_counts(local)
+        time.sleep(0.05)
+    sqs, url = local.stack.sqs, local.stack.queue_urls["chunks"]
+    (message,) = sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)["Messages"]
+    return json.loads(message["Body"])
+
+
+def _burst_worker(local: LocalPipeline, tmp_path: Path, **overrides: object) -> bytes:
+    worker = _start_worker(local, tmp_path / "state.json", burst=True, **overrides)
+    _, stderr = worker.communicate(timeout=60)
+    assert worker.returncode == 0, stderr.decode()
+    return stderr
+
+
+def test_a_late_repeat_of_an_ended_jobs_chunk_is_dropped(
+    no_runner: LocalPipeline, tmp_path: Path
+) -> None:
+    """The job ended and its files were removed (the lifecycle rule; the janitor locally); a
+    repeated chunk message arrives after that: the worker drops it instead of failing on the
+    missing chunk PDF until the message reaches the DLQ."""
+    assert no_runner.stack is not None
+    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
+    body = _split_and_peek(no_runner, "ended", report_pdf(tmp_path / "a.pdf", sections=2))
+    _burst_worker(no_runner, tmp_path)
+    assert wait_for_record(bucket, "ended").status == "done"
+
+    for key in bucket.list_keys(keys.job_prefix(body["job_id"])):
+        bucket.delete(key)
+    no_runner.stack.sqs.send_message(
+        QueueUrl=no_runner.stack.queue_urls["chunks"], MessageBody=json.dumps(body)
+    )
+    stderr = _burst_worker(no_runner, tmp_path)
+    assert b"the job has ended; message dropped" in stderr
+    assert _queue_counts(no_runner) == (0, 0)
+    assert bucket.list_keys(keys.job_prefix(body["job_id"])) == []  # nothing written back
+
+
+def test_a_chunk_pdf_missing_from_an_open_job_ends_it_with_a_record(
+    no_runner: LocalPipeline, tmp_path: Path
+) -> None:
+    assert no_runner.stack is not None
+    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
+    body = _split_and_peek(no_runner, "lost-chunk", report_pdf(tmp_path / "a.pdf", sections=2))
+    bucket.delete(keys.chunk_pdf(body["job_id"], body["chunk"]["index"]))
+    _burst_worker(no_runner, tmp_path, max_attempts=1)
+    record = wait_for_record(bucket, "lost-chunk")
+    assert record.status == "failed"
+    error = record.chunks[0].error
+    assert error is not None and error.code == "convert_error"
+    assert "is gone from the bucket" in error.message
