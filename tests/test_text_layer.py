@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
+import pypdfium2 as pdfium
 import pytest
 
 from pagefleet.layout import render_document
@@ -102,3 +104,116 @@ def test_corpus_chunks_are_invisible(tmp_path: Path, pdf: Path) -> None:
     markdown = render_document(chunked)
     assert time.process_time() - started < 0.5
     assert markdown == render_document(whole)
+
+
+def _linked_and_turned(folder: Path) -> Path:
+    """A page whose lines hold an external link, a link to another page and a link to a place
+    on it, each over part of a line; a page turned 90 degrees; a page of text at an angle."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.set_font("Helvetica", "", 11)
+    pdf.add_page()
+    back = pdf.add_link()
+    pdf.set_link(back, y=40)
+    pdf.set_xy(20, 30)
+    pdf.write(6, "See the ")
+    pdf.write(6, "gauge records", link="https://example.org/gauges")
+    pdf.write(6, " and the ")
+    pdf.write(6, "appendix", link=back)
+    pdf.write(6, " for the flows of every station along the river. ")
+    pdf.write(6, layout_pdfs.LOREM)
+    pdf.add_page()
+    pdf.set_xy(20, 30)
+    pdf.write(6, "Back to the ")
+    pdf.write(6, "first page", link=1)
+    pdf.write(6, " where it starts.")
+    pdf.add_page(orientation="L")
+    pdf.set_xy(20, 30)
+    pdf.write(6, layout_pdfs.LOREM)
+    with pdf.rotation(30, 100, 100):
+        pdf.text(100, 100, "Turned words at an angle")
+    path = folder / "linked.pdf"
+    pdf.output(str(path))
+    doc = pdfium.PdfDocument(str(path))
+    doc[2].set_rotation(90)
+    doc.save(str(path) + ".tmp")
+    doc.close()
+    Path(str(path) + ".tmp").replace(path)
+    return path
+
+
+def test_characters_are_read_as_pdftext_reads_them(tmp_path: Path) -> None:
+    # _get_chars asks a text object's font once, not per character, through prototypes of its
+    # own: the arrays and fonts must be pdftext's, on every kind of page the tests make.
+    from pdftext.pdf.chars import get_chars
+
+    from runner.converters.text_layer import _get_chars
+
+    pdfs = [
+        layout_pdfs.structured(tmp_path),
+        layout_pdfs.two_columns(tmp_path),
+        layout_pdfs.ruled_table(tmp_path),
+        layout_pdfs.slide(tmp_path),
+        layout_pdfs.ruler_outside_crop_box(tmp_path),
+        layout_pdfs.two_column_form(tmp_path),
+        _linked_and_turned(tmp_path),
+    ]
+    checked = 0
+    for path in pdfs:
+        doc = pdfium.PdfDocument(str(path))
+        for page in doc:
+            textpage = page.get_textpage()
+            bbox, rotation = page.get_bbox(), page.get_rotation()
+            theirs = get_chars(textpage, bbox, rotation)
+            ours = _get_chars(textpage, bbox, rotation)
+            assert ours.text == theirs.text
+            assert ours.fonts == theirs.fonts
+            for name in ("codes", "rotations", "boxes", "font_ids", "char_indices"):
+                assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
+            checked += len(ours)
+            textpage.close()
+            page.close()
+        doc.close()
+    assert checked > 4000
+
+
+def test_links_cut_spans_as_pdftext_cuts_them(tmp_path: Path) -> None:
+    # Links are merged on the open page with the characters of linked spans only; the spans
+    # must come out as pdftext's merge_links (all characters, the page opened again) cuts them.
+    from pdftext.pdf.chars import deduplicate_chars, get_chars
+    from pdftext.pdf.links import merge_links
+    from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
+    from pdftext.schema import PageReference
+
+    from runner.converters.text_layer import _merge_links
+
+    path = _linked_and_turned(tmp_path)
+    doc = pdfium.PdfDocument(str(path))
+    cut = 0
+    for index in range(2):
+        page = doc[index]
+        textpage = page.get_textpage()
+        bbox = page.get_bbox()
+        chars = deduplicate_chars(get_chars(textpage, bbox, 0))
+        results = []
+        for need_chars in (True, False):
+            lines = get_lines(
+                get_spans(chars, superscript_height_threshold=0.7, need_chars=need_chars)
+            )
+            assign_scripts(lines, height_threshold=0.7)
+            if need_chars:
+                merge_links({"page": index, "blocks": [{"lines": lines}]}, doc, PageReference())
+            else:
+                _merge_links(lines, chars, doc, page, index, bbox, 0)
+            results.append(
+                [[(s["text"], s["url"], s["char_start_idx"]) for s in ln["spans"]] for ln in lines]
+            )
+        assert results[0] == results[1]
+        cut += sum(1 for ln in results[1] for s in ln if s[1])
+        textpage.close()
+        page.close()
+    doc.close()
+    assert cut >= 3
+    md = convert_document(path)
+    assert "[gauge records](https://example.org/gauges)" in md
