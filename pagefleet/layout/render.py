@@ -1,10 +1,23 @@
-"""Markdown for a whole document from its page layouts.
+"""Markdown for a document from its page layouts, a chunk (a page range) at a time.
 
-This runs once per document in the completion step, over the layouts of all chunks in page
-order, and is where everything that needs the whole document is decided (rule 5): heading
-levels, repeated page headers and footers, paragraphs running across a page break and
-hyphenation across line and page breaks. It imports nothing heavier than the standard library,
-and runs in time linear in the number of spans.
+The completion step hands over a document's chunks as their results land; the whole document in
+one process is one chunk, through the same code. Everything that needs the whole document is
+decided once for it (rule 5): heading levels, repeated page headers and footers, the body size,
+the vocabulary that repairs hyphenation, the blocks the outline points at, paragraphs, lists and
+footnotes that run across a page or chunk break.
+
+- A chunk on its own yields :class:`ChunkLayout` (its margin-line candidates) and, given which of
+  those are furniture, :class:`_Stats`: compact counts that :class:`_Analysis` merges into the
+  document's facts, exactly as if they were counted over the whole document.
+- A chunk is written (:func:`_write`) against the analysis known when it is prepared, and the
+  writing records every answer it took from it (:class:`_Answers`). When the chunks are all in,
+  a chunk whose answers the final analysis changes is written again.
+- :func:`_stitch` joins the chunks' writing: across a boundary the writer replays the next
+  chunk's blocks from the state the chunk before left until it is in the state that chunk's own
+  writing was in, and takes the rest of that writing as it is.
+
+It imports nothing heavier than the standard library, and runs in time linear in the number of
+spans.
 """
 
 from __future__ import annotations
@@ -12,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from pagefleet.layout.schema import Block, Line, OutlineEntry, Page, Span, TextBlock
@@ -37,6 +50,21 @@ LineRef = tuple[int, int, int]  # (index of the page in the sequence, block inde
 _Placed = tuple[float, float, int, int, Line]
 
 
+# A margin line's identity across pages: (band, its text with digits as "#").
+_Key = tuple[str, str]
+# A block across chunks: (page number, block index on the page).
+_Ref = tuple[int, int]
+# A heading's style: (size bucket, bold).
+_Style = tuple[float, bool]
+# What the heading test needs of a block, whatever the body size turns out to be: (size bucket,
+# bold, words, whether it passes the tests of a bold run-in heading but the size).
+_Shape = tuple[float, bool, int, bool]
+# A block holding an outline entry's title: (shift, page number, block index, distance, alone):
+# shift 0, 1, 2 for the entry's page, the page after, the page before; alone: the block holds
+# the title by itself, else only together with the block after it.
+_Title = tuple[int, int, int, float, bool]
+
+
 def render_document(pages: Sequence[Page], outline: Sequence[OutlineEntry] | None = None) -> str:
     """The Markdown of a whole document from all its page layouts, in page order.
 
@@ -44,34 +72,362 @@ def render_document(pages: Sequence[Page], outline: Sequence[OutlineEntry] | Non
     where given, the block each bookmark points at becomes a heading at the bookmark's depth,
     in the block's own words, and font sizes rank only the headings the outline lacks.
     """
-    doc = _Analysis.of(pages, outline or ())
-    out = _Writer(doc)
-    for pi, page in enumerate(pages):
-        blocks: list[Block] = []
-        refs: list[tuple[int, int]] = []
-        for bi, block in enumerate(page["blocks"]):
-            if "rows" in block:
-                blocks.append(block)
-            else:
-                lines = [
-                    ln for li, ln in enumerate(block["lines"]) if (pi, bi, li) not in doc.furniture
-                ]
-                if not lines:
+    return render_chunks([ChunkLayout.of(pages, outline or ())])
+
+
+def render_chunks(chunks: Sequence[ChunkLayout]) -> str:
+    """The Markdown of a document from its chunks: every page of it, in page order."""
+    doc, written = prepare(chunks, sum(len(c.pages) for c in chunks))
+    return _stitch(written, doc)
+
+
+def prepare(chunks: Sequence[ChunkLayout], total: int) -> tuple[_Analysis, list[_Written]]:
+    """The analysis of a document of ``total`` pages from ``chunks`` (in page order), and each
+    chunk's writing against it: kept from before where it took the same answers, else redone.
+
+    With every page in hand this is the document's analysis. With some, it is a forecast that
+    lets the chunks in hand be written before the rest lands: a margin line is furniture when
+    its pages, extrapolated from the pages in hand to ``total``, reach the threshold.
+    """
+    seen = sum(len(c.pages) for c in chunks)
+    counts: Counter[_Key] = Counter()
+    for chunk in chunks:
+        counts.update(chunk.keys)
+    need = _need(total)
+    for chunk in chunks:
+        furniture = frozenset(
+            key
+            for key in chunk.keys
+            if counts[key] * total >= need * seen or _PAGE_NUMBER.match(key[1])
+        )
+        if chunk.stats is None or chunk.stats.furniture != furniture:
+            chunk.stats = _Stats.of(chunk, furniture)
+    doc = _Analysis.of(chunks)
+    written: list[_Written] = []
+    for chunk in chunks:
+        if chunk.written is None or not chunk.written.holds(chunk, doc):
+            chunk.written = _write(chunk, doc)
+        written.append(chunk.written)
+    return doc, written
+
+
+def _need(total: int) -> int:
+    """Pages a margin line must recur on to be furniture. Short documents need the line on
+    2-3 pages; long ones on 5% of them, so that a table row or a title that recurs a few times
+    in 400 pages stays."""
+    return 2 if total <= 3 else max(3, math.ceil(0.05 * total))
+
+
+@dataclass(eq=False)
+class ChunkLayout:
+    """A chunk's pages, with what they say on their own and (filled in by :func:`prepare`) what
+    the document's analysis made of them. ``outline`` is the whole document's."""
+
+    pages: Sequence[Page]
+    outline: Sequence[OutlineEntry]
+    numbers: frozenset[int]
+    # Per page, the margin-line candidates by key, with their (block, line) places.
+    margin: list[dict[_Key, list[tuple[int, int]]]]
+    keys: Counter[_Key]  # pages each candidate key is on
+    stats: _Stats | None = None
+    written: _Written | None = None
+
+    @classmethod
+    def of(cls, pages: Sequence[Page], outline: Sequence[OutlineEntry]) -> ChunkLayout:
+        margin: list[dict[_Key, list[tuple[int, int]]]] = []
+        keys: Counter[_Key] = Counter()
+        for page in pages:
+            found: dict[_Key, list[tuple[int, int]]] = {}
+            for band, bi, li, line in _margin_lines(page):
+                found.setdefault((band, _furniture_key(line_text(line))), []).append((bi, li))
+            margin.append(found)
+            keys.update(found.keys())
+        return cls(pages, outline, frozenset(p["number"] for p in pages), margin, keys)
+
+
+def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
+    """Lines that are page furniture: headers and footers repeated across pages, page numbers.
+
+    A candidate lies in the top or bottom margin and is set off from the body by the widest
+    gap between the body's edge and the page's edge; it is furniture when its text, digits
+    ignored, recurs in the same margin on several pages, or when it is only a page number.
+    """
+    chunk = ChunkLayout.of(pages, ())
+    prepare([chunk], len(pages))
+    assert chunk.stats is not None
+    furniture = chunk.stats.furniture
+    return {
+        (pi, bi, li)
+        for pi, found in enumerate(chunk.margin)
+        for key, places in found.items()
+        if key in furniture
+        for bi, li in places
+    }
+
+
+@dataclass
+class _Stats:
+    """A chunk's share of the document's facts, given which of its margin keys are furniture:
+    merged over the chunks in page order, they are the facts counted over the whole document."""
+
+    furniture: frozenset[_Key]
+    # (page index in the chunk, block index) -> the block's lines that are not furniture, for
+    # text blocks that keep any.
+    lines: dict[tuple[int, int], list[Line]]
+    # Characters per size bucket on text-layer pages, in order of first appearance.
+    sizes: Counter[float]
+    vocabulary: set[str]
+    # Text blocks that could be headings (not a plot's labels, not OCR): their shape.
+    shapes: dict[_Ref, _Shape | None]
+    kinds: set[_Shape]  # the shapes, once each
+    titles: dict[int, list[_Title]]  # outline entry index -> the blocks here holding its title
+
+    @classmethod
+    def of(cls, chunk: ChunkLayout, furniture: frozenset[_Key]) -> _Stats:
+        lines: dict[tuple[int, int], list[Line]] = {}
+        sizes: Counter[float] = Counter()
+        vocabulary: set[str] = set()
+        shapes: dict[_Ref, _Shape | None] = {}
+        for pi, page in enumerate(chunk.pages):
+            gone = {
+                place
+                for key, places in chunk.margin[pi].items()
+                if key in furniture
+                for place in places
+            }
+            ocr = page["ocr"]
+            for bi, block in enumerate(page["blocks"]):
+                if "lines" not in block:
                     continue
-                blocks.append({**block, "lines": lines})
-            refs.append((pi, bi))
+                kept = block["lines"]
+                if gone:
+                    kept = [ln for li, ln in enumerate(kept) if (bi, li) not in gone]
+                if not kept:
+                    continue
+                lines[pi, bi] = kept
+                # A plot's labels are never a heading; OCR has no font sizes to rank.
+                if not block.get("fig") and not ocr:
+                    shapes[page["number"], bi] = _heading_shape(kept)
+                for line in kept:
+                    text = line_text(line)
+                    vocabulary.update(w.lower() for w in _WORD.findall(text))
+                    # OCR lines never make the body size.
+                    if not ocr:
+                        sizes[_bucket(line_size(line))] += len(text)
+        kinds = {shape for shape in shapes.values() if shape is not None}
+        return cls(furniture, lines, sizes, vocabulary, shapes, kinds, _find_titles(chunk, lines))
+
+
+@dataclass
+class _Analysis:
+    """Whole-document facts the writing of any one block depends on."""
+
+    body_size: float
+    levels: dict[_Style, int]
+    vocabulary: _Vocabulary
+    # (page number, block index) -> level: the blocks the outline's entries point at.
+    bookmarked: dict[_Ref, int]
+    by_page: dict[int, dict[_Ref, int]]  # the same, by page number
+
+    @classmethod
+    def of(cls, chunks: Sequence[ChunkLayout]) -> _Analysis:
+        sizes: Counter[float] = Counter()
+        kinds: set[_Shape] = set()
+        titles: dict[int, list[_Title]] = {}
+        shapes: dict[_Ref, _Shape | None] = {}
+        stats = [c.stats for c in chunks if c.stats is not None]
+        for s in stats:
+            sizes.update(s.sizes)  # in page order: ties go to the size seen first
+            kinds |= s.kinds
+            for i, found in s.titles.items():
+                titles.setdefault(i, []).extend(found)
+        body = sizes.most_common(1)[0][0] if sizes else 0.0
+        bookmarked = _match_outline(chunks[0].outline if chunks else (), titles)
+        styles: dict[_Style, Counter[int]] = {}
+        for shape in kinds:
+            style = _shape_style(shape, body)
+            if style:
+                styles.setdefault(style, Counter())
+        if bookmarked:
+            for s in stats:
+                shapes.update(s.shapes)
+        by_page: dict[int, dict[_Ref, int]] = {}
+        for ref, level in bookmarked.items():
+            by_page.setdefault(ref[0], {})[ref] = level
+            bookmark = shapes.get(ref)
+            style = None if bookmark is None else _shape_style(bookmark, body)
+            if style:
+                styles[style][level] += 1
+        vocabulary = _Vocabulary([s.vocabulary for s in stats])
+        return cls(body, _style_levels(styles), vocabulary, bookmarked, by_page)
+
+    def bookmarked_on(self, numbers: frozenset[int]) -> dict[_Ref, int]:
+        if len(self.by_page) < len(numbers):
+            return {r: v for n, on in self.by_page.items() if n in numbers for r, v in on.items()}
+        return {r: v for n in numbers if n in self.by_page for r, v in self.by_page[n].items()}
+
+
+class _Vocabulary:
+    """Every chunk's words, asked a word at a time (by a hyphen at a line's end)."""
+
+    def __init__(self, parts: list[set[str]]) -> None:
+        self.parts = parts
+        self.known: dict[str, bool] = {}
+
+    def __contains__(self, word: object) -> bool:
+        found = self.known.get(word)  # type: ignore[call-overload]
+        if found is None:
+            found = self.known[word] = any(word in part for part in self.parts)  # type: ignore[index]
+        return found
+
+
+class _Asked:
+    """The vocabulary as one chunk's writing sees it: every answer recorded."""
+
+    def __init__(self, vocabulary: Container[str]) -> None:
+        self.vocabulary = vocabulary
+        self.words: dict[str, bool] = {}
+
+    def __contains__(self, word: object) -> bool:
+        found = self.words.get(word)  # type: ignore[call-overload]
+        if found is None:
+            found = self.words[word] = word in self.vocabulary  # type: ignore[index]
+        return found
+
+
+@dataclass
+class _Answers:
+    """What one chunk's writing took from the analysis."""
+
+    body: float
+    bookmarked: dict[_Ref, int]
+    levels: dict[_Style, int]
+    words: dict[str, bool]
+
+
+# A block for the writer: (kind, block, page number, heading level); kind is "table",
+# "figure", "note" or "text".
+_Event = tuple[str, Block, int, int | None]
+
+
+@dataclass
+class _Written:
+    """A chunk written against an analysis: the writer as its last block left it (the parts
+    written, a paragraph maybe still open), and per block what went in and the state after."""
+
+    stats: _Stats
+    answers: _Answers
+    writer: _Writer
+    events: list[_Event]
+    states: list[_State]
+    counts: list[int]  # parts written after each block
+
+    def holds(self, chunk: ChunkLayout, doc: _Analysis) -> bool:
+        """Whether ``doc`` gives every answer this writing took (then it writes the same)."""
+        answers = self.answers
+        return (
+            self.stats is chunk.stats
+            and answers.body == doc.body_size
+            and answers.bookmarked == doc.bookmarked_on(chunk.numbers)
+            and all(doc.levels.get(s) == level for s, level in answers.levels.items())
+            and all((w in doc.vocabulary) == found for w, found in answers.words.items())
+        )
+
+
+def _write(chunk: ChunkLayout, doc: _Analysis) -> _Written:
+    """The chunk's blocks through a writer that starts as at a document's start."""
+    assert chunk.stats is not None
+    stats = chunk.stats
+    answers = _Answers(doc.body_size, doc.bookmarked_on(chunk.numbers), {}, {})
+    asked = _Asked(doc.vocabulary)
+    answers.words = asked.words
+    out = _Writer(asked)
+    events: list[_Event] = []
+    states: list[_State] = []
+    counts: list[int] = []
+    for pi, page in enumerate(chunk.pages):
+        number = page["number"]
+        blocks: list[Block] = []
+        refs: list[int] = []
+        for bi, block in enumerate(page["blocks"]):
+            if "lines" in block:
+                lines = stats.lines.get((pi, bi))
+                if lines is None:
+                    continue
+                if lines is not block["lines"]:
+                    block = {**block, "lines": lines}
+            blocks.append(block)
+            refs.append(bi)
         notes = _footnotes(blocks, page["height"], doc.body_size)
-        for block, ref, i in zip(blocks, refs, range(len(blocks)), strict=True):
+        for i, (block, bi) in enumerate(zip(blocks, refs, strict=True)):
+            ref = (number, bi)
+            level: int | None = None
             if "rows" in block:
-                out.table(block["rows"])
+                kind = "table"
             elif block.get("fig"):
-                out.figure(block)
-            elif i in notes and ref not in doc.bookmarked:
-                out.footnote(block)
+                kind = "figure"
+            elif i in notes and ref not in answers.bookmarked:
+                kind = "note"
             else:
-                level = doc.heading_level(block["lines"], ref, page["ocr"])
-                out.block(block, page["number"], level)
-    return out.finish()
+                kind = "text"
+                level = answers.bookmarked.get(ref)
+                shape = None if page["ocr"] else stats.shapes[ref]
+                style = (
+                    None
+                    if level is not None or shape is None
+                    else _shape_style(shape, doc.body_size)
+                )
+                if style is not None:
+                    level = answers.levels[style] = doc.levels[style]
+            event = (kind, block, number, level)
+            out.apply(event)
+            events.append(event)
+            states.append(out.state(number))
+            counts.append(len(out.parts))
+    return _Written(stats, answers, out, events, states, counts)
+
+
+def _stitch(written: Sequence[_Written], doc: _Analysis) -> str:
+    """The chunks' writing as one document."""
+    parts: list[_Part] = []
+    carry: _Writer | None = None  # where the chunk before left off
+    live: _Writer | None = None  # replaying a chunk's blocks, not yet in its writing's state
+    for chunk in written:
+        if carry is None and live is None:
+            # The first chunk was written from the document's start.
+            parts.extend(chunk.writer.parts)
+            carry = chunk.writer
+            continue
+        if live is None:
+            assert carry is not None
+            live = carry.resume(doc.vocabulary, parts.pop() if parts else None)
+        for j, event in enumerate(chunk.events):
+            live.apply(event)
+            if live.state(event[2]) == chunk.states[j]:
+                # From here on the chunk's own writing goes on as the replay would; the last
+                # part both have written may still grow (a heading's second line).
+                k = chunk.counts[j]
+                parts.extend(live.parts[:-1] if k else live.parts)
+                parts.extend(chunk.writer.parts[k - 1 :] if k else chunk.writer.parts)
+                carry, live = chunk.writer, None
+                break
+    if live is None:
+        if carry is None:
+            return ""
+        live = carry.resume(doc.vocabulary, parts.pop() if parts else None)
+    live.close()
+    parts.extend(live.parts)
+    return _joined(parts)
+
+
+def _joined(parts: list[_Part]) -> str:
+    out: list[str] = []
+    for i, (kind, text) in enumerate(parts):
+        if i:
+            same_list = kind in ("bullet", "ordered") and parts[i - 1][0] == kind
+            out.append("\n" if same_list else "\n\n")
+        out.append(text)
+    return "".join(out) + ("\n" if out else "")
 
 
 def _footnotes(blocks: list[Block], height: float, body: float) -> set[int]:
@@ -95,32 +451,6 @@ def _footnotes(blocks: list[Block], height: float, body: float) -> set[int]:
             for j, other in enumerate(blocks)
         )
     }
-
-
-def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
-    """Lines that are page furniture: headers and footers repeated across pages, page numbers.
-
-    A candidate lies in the top or bottom margin and is set off from the body by the widest
-    gap between the body's edge and the page's edge; it is furniture when its text, digits
-    ignored, recurs in the same margin on several pages, or when it is only a page number.
-    """
-    per_page: list[dict[tuple[str, str], list[tuple[int, int]]]] = []
-    counts: Counter[tuple[str, str]] = Counter()
-    for page in pages:
-        found: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        for band, bi, li, line in _margin_lines(page):
-            found.setdefault((band, _furniture_key(line_text(line))), []).append((bi, li))
-        per_page.append(found)
-        counts.update(found.keys())
-    # Short documents need the line on 2-3 pages; long ones on 5% of them, so that a table
-    # row or a title that recurs a few times in 400 pages stays.
-    need = 2 if len(pages) <= 3 else max(3, math.ceil(0.05 * len(pages)))
-    furniture: set[LineRef] = set()
-    for pi, found in enumerate(per_page):
-        for key, places in found.items():
-            if counts[key] >= need or _PAGE_NUMBER.match(key[1]):
-                furniture.update((pi, bi, li) for bi, li in places)
-    return furniture
 
 
 def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
@@ -170,63 +500,6 @@ def _furniture_key(text: str) -> str:
     return _DIGITS.sub("#", text) if any(c.isalpha() for c in text) or len(text) <= 4 else text
 
 
-@dataclass
-class _Analysis:
-    """Whole-document facts the rendering of any one block depends on."""
-
-    furniture: set[LineRef]
-    body_size: float
-    levels: dict[tuple[float, bool], int]
-    vocabulary: set[str]
-    # (page index, block index) -> level: the blocks the outline's entries point at.
-    bookmarked: dict[tuple[int, int], int]
-
-    @classmethod
-    def of(cls, pages: Sequence[Page], outline: Sequence[OutlineEntry]) -> _Analysis:
-        furniture = find_furniture(pages)
-        sizes: Counter[float] = Counter()
-        vocabulary: set[str] = set()
-        kept: dict[tuple[int, int], list[Line]] = {}
-        for pi, page in enumerate(pages):
-            for bi, block in enumerate(page["blocks"]):
-                if "lines" not in block:
-                    continue
-                lines = [
-                    ln for li, ln in enumerate(block["lines"]) if (pi, bi, li) not in furniture
-                ]
-                if not lines:
-                    continue
-                if not block.get("fig"):  # a plot's labels are never a heading
-                    kept[pi, bi] = lines
-                for line in lines:
-                    text = line_text(line)
-                    vocabulary.update(w.lower() for w in _WORD.findall(text))
-                    # OCR has no font sizes to rank: its lines never make the body size.
-                    if not page["ocr"]:
-                        sizes[_bucket(line_size(line))] += len(text)
-        body = sizes.most_common(1)[0][0] if sizes else 0.0
-        bookmarked = _match_outline(pages, kept, outline)
-        styles: dict[tuple[float, bool], Counter[int]] = {}
-        for (pi, _), lines in kept.items():
-            style = None if pages[pi]["ocr"] else _heading_style(lines, body)
-            if style:
-                styles.setdefault(style, Counter())
-        for (pi, bi), level in bookmarked.items():
-            style = None if pages[pi]["ocr"] else _heading_style(kept[pi, bi], body)
-            if style:
-                styles[style][level] += 1
-        return cls(furniture, body, _style_levels(styles), vocabulary, bookmarked)
-
-    def heading_level(self, lines: list[Line], ref: tuple[int, int], ocr: bool) -> int | None:
-        """The heading level of a block, or None for body text."""
-        if ref in self.bookmarked:
-            return self.bookmarked[ref]
-        if ocr:
-            return None  # OCR lines have no font sizes to rank
-        style = _heading_style(lines, self.body_size)
-        return None if style is None else self.levels[style]
-
-
 def _style_levels(styles: dict[tuple[float, bool], Counter[int]]) -> dict[tuple[float, bool], int]:
     """Heading level per (size, bold) style, largest first.
 
@@ -269,9 +542,58 @@ def _holds(title: Counter[str], have: Counter[str]) -> bool:
     return held >= _BLOCK_COVER * letters
 
 
+def _find_titles(
+    chunk: ChunkLayout, kept: dict[tuple[int, int], list[Line]]
+) -> dict[int, list[_Title]]:
+    """Per outline entry, the blocks of this chunk that hold its title (see _match_outline)."""
+    index = {page["number"]: pi for pi, page in enumerate(chunk.pages)}
+    words: dict[tuple[int, int], Counter[str] | None] = {}
+
+    def words_of(pi: int, bi: int) -> Counter[str] | None:
+        if (pi, bi) not in words:
+            lines = kept.get((pi, bi))
+            short = lines is not None and len(lines) <= _TITLE_MAX_LINES
+            if lines is None or not short or chunk.pages[pi]["blocks"][bi].get("fig"):
+                words[pi, bi] = None
+            else:
+                words[pi, bi] = _title_words(" ".join(map(line_text, lines)))
+        return words[pi, bi]
+
+    found: dict[int, list[_Title]] = {}
+    for i, entry in enumerate(chunk.outline):
+        target = entry.get("page")
+        if target is None:
+            continue
+        title: Counter[str] | None = None
+        for shift, number in enumerate((target, target + 1, target - 1)):
+            pi = index.get(number)
+            if pi is None:
+                continue
+            if title is None:
+                title = _title_words(entry["title"])
+            if not title:
+                break
+            top = entry.get("top")
+            blocks = chunk.pages[pi]["blocks"]
+            for bi, block in enumerate(blocks):
+                have = words_of(pi, bi)
+                # A block with none of the title's words holds none of it, alone or as the
+                # first of two (the second would then hold it alone, and is tried itself).
+                if have is None or not title.keys() & have.keys():
+                    continue
+                alone = _holds(title, have)
+                if not alone:
+                    after = words_of(pi, bi + 1) if bi + 1 < len(blocks) else None
+                    if after is None or not _holds(title, have + after):
+                        continue
+                distance = abs(block["bbox"][1] - top) if top is not None and not shift else 0.0
+                found.setdefault(i, []).append((shift, number, bi, distance, alone))
+    return found
+
+
 def _match_outline(
-    pages: Sequence[Page], kept: dict[tuple[int, int], list[Line]], outline: Sequence[OutlineEntry]
-) -> dict[tuple[int, int], int]:
+    outline: Sequence[OutlineEntry], titles: dict[int, list[_Title]]
+) -> dict[_Ref, int]:
     """The block each outline entry points at, with the entry's level (0: the block continues
     the heading of the block before it, a title set on two lines in two styles).
 
@@ -279,50 +601,26 @@ def _match_outline(
     previous page too) is searched for a short block holding the title's words, or two
     consecutive ones that do together; of several, the one nearest the height the destination
     gives, else the first in reading order. The block keeps its own words (a bookmark may
-    drop a number or a date the heading has).
+    drop a number or a date the heading has). A block an earlier entry took is not taken again.
     """
-    index = {page["number"]: pi for pi, page in enumerate(pages)}
-    words: dict[tuple[int, int], Counter[str]] = {}
-
-    def words_of(ref: tuple[int, int]) -> Counter[str] | None:
-        lines = kept.get(ref)
-        if lines is None or len(lines) > _TITLE_MAX_LINES or ref in out:
-            return None
-        if ref not in words:
-            words[ref] = _title_words(" ".join(map(line_text, lines)))
-        return words[ref]
-
-    out: dict[tuple[int, int], int] = {}
-    for entry in outline:
-        target = entry.get("page")
-        title = _title_words(entry["title"])
-        if target is None or not title:
-            continue
-        top = entry.get("top")
-        best: tuple[tuple[int, int, float, int], list[tuple[int, int]]] | None = None
-        for shift, number in enumerate((target, target + 1, target - 1)):
-            pi = index.get(number)
-            if pi is None:
+    out: dict[_Ref, int] = {}
+    for i in sorted(titles):
+        best: tuple[tuple[int, int, float, int], list[_Ref]] | None = None
+        for shift, number, bi, distance, alone in titles[i]:
+            ref = (number, bi)
+            if ref in out:
                 continue
-            blocks = pages[pi]["blocks"]
-            for bi, block in enumerate(blocks):
-                have = words_of((pi, bi))
-                # A block with none of the title's words holds none of it, alone or as the
-                # first of two (the second would then hold it alone, and is tried itself).
-                if have is None or not title.keys() & have.keys():
-                    continue
-                refs = [(pi, bi)]
-                if not _holds(title, have):
-                    after = words_of((pi, bi + 1)) if bi + 1 < len(blocks) else None
-                    if after is None or not _holds(title, have + after):
-                        continue
-                    refs.append((pi, bi + 1))
-                distance = abs(block["bbox"][1] - top) if top is not None and not shift else 0.0
-                key = (shift, len(refs), distance, bi)
-                if best is None or key < best[0]:
-                    best = key, refs
+            if alone:
+                refs = [ref]
+            elif (number, bi + 1) not in out:
+                refs = [ref, (number, bi + 1)]
+            else:
+                continue
+            key = (shift, len(refs), distance, bi)
+            if best is None or key < best[0]:
+                best = key, refs
         if best is not None:
-            level = min(max(entry["level"], 1), 6)
+            level = min(max(outline[i]["level"], 1), 6)
             out.update({ref: level if k == 0 else 0 for k, ref in enumerate(best[1])})
     return out
 
@@ -331,8 +629,8 @@ def _bucket(size: float) -> float:
     return round(size * 2) / 2
 
 
-def _heading_style(lines: list[Line], body: float) -> tuple[float, bool] | None:
-    """(size, bold) of a block that looks like a heading, else None."""
+def _heading_shape(lines: list[Line]) -> _Shape | None:
+    """What decides whether a block is a heading, but the body size; None: never a heading."""
     if not lines or len(lines) > 3:
         return None
     text = " ".join(line_text(line) for line in lines).strip()
@@ -344,24 +642,42 @@ def _heading_style(lines: list[Line], body: float) -> tuple[float, bool] | None:
     size = _bucket(max(line_size(line) for line in lines))
     spans = [s for line in lines for s in line["spans"] if s["t"].strip()]
     bold = all(s.get("b") for s in spans)
-    if size >= body * 1.15 and len(text.split()) <= 25:
-        return size, bold
-    if (
+    words = len(text.split())
+    run_in = (
         bold
-        and size >= body - 0.5
-        and len(text.split()) <= 12
+        and words <= 12
         and not text.endswith((".", ",", ";"))
         and (text[0].isupper() or text[0].isdigit())
-    ):
+    )
+    return size, bold, words, run_in
+
+
+def _shape_style(shape: _Shape, body: float) -> _Style | None:
+    """(size, bold) of a block of this shape that looks like a heading, else None."""
+    size, bold, words, run_in = shape
+    if size >= body * 1.15 and words <= 25:
+        return size, bold
+    if run_in and size >= body - 0.5:
         return size, bold
     return None
 
 
+# (kind, markdown): items of one list ("bullet", "ordered") are joined by a single newline.
+_Part = tuple[str, str]
+# What the writer's next steps depend on (see _Writer.state).
+_State = tuple[
+    tuple[int, int, int, int] | None,
+    tuple[str, ...],
+    tuple[float, ...],
+    tuple[int, float] | None,
+    _Part | None,
+]
+
+
 @dataclass
 class _Writer:
-    doc: _Analysis
-    # (kind, markdown): items of one list ("bullet", "ordered") are joined by a single newline.
-    parts: list[tuple[str, str]] = field(default_factory=list)
+    vocabulary: Container[str]
+    parts: list[_Part] = field(default_factory=list)
     # The paragraph being built stays open until the next block, which may continue it.
     open_para: TextBlock | None = None
     open_page: int = 0
@@ -370,16 +686,55 @@ class _Writer:
     list_indents: list[float] = field(default_factory=list)
     list_at: tuple[int, float] = (0, 0.0)  # page and top of the last list item
 
+    def apply(self, event: _Event) -> None:
+        kind, block, page, level = event
+        if "rows" in block:
+            self.table(block["rows"])
+        elif kind == "figure":
+            self.figure(block)
+        elif kind == "note":
+            self.footnote(block)
+        else:
+            self.block(block, page, level)
+
+    def state(self, page: int) -> _State:
+        """All that the writing of blocks from ``page`` on depends on: two writers in the same
+        state write the same from there. The open paragraph is told by its first and last
+        line objects and its length; the last list item's place only counts on its page."""
+        para = self.open_para
+        return (
+            None
+            if para is None
+            else (self.open_page, id(para["lines"][0]), id(para["lines"][-1]), len(para["lines"])),
+            tuple(self.notes),
+            tuple(self.list_indents),
+            self.list_at if self.list_at[0] == page else None,
+            self.parts[-1] if self.parts else None,
+        )
+
+    def resume(self, vocabulary: Container[str], last: _Part | None) -> _Writer:
+        """A writer in this one's state, whose parts so far end in ``last``."""
+        para = self.open_para
+        return _Writer(
+            vocabulary,
+            [last] if last is not None else [],
+            None if para is None else {"bbox": para["bbox"], "lines": list(para["lines"])},
+            self.open_page,
+            list(self.notes),
+            list(self.list_indents),
+            self.list_at,
+        )
+
     def block(self, block: TextBlock, page: int, level: int | None) -> None:
         para = self.open_para
         if level is None and para is not None and self._broken(para, block, page):
             para["lines"].extend(block["lines"])
             self.open_page = page
             return
-        self._close_para()
+        self.close()
         if level is not None:
             self.list_indents.clear()
-            text = _plain(block["lines"], self.doc.vocabulary)
+            text = _plain(block["lines"], self.vocabulary)
             if level == 0 and self.parts and self.parts[-1][0] == "heading":
                 self.parts[-1] = ("heading", self.parts[-1][1] + " " + text)
             else:
@@ -400,21 +755,21 @@ class _Writer:
 
     def figure(self, block: TextBlock) -> None:
         """The labels of a plot, as one paragraph of plain text."""
-        self._close_para()
+        self.close()
         self.list_indents.clear()
-        text = _plain(block["lines"], self.doc.vocabulary)
+        text = _plain(block["lines"], self.vocabulary)
         if text:
             self.parts.append(("para", _escape_start(text)))
 
     def footnote(self, block: TextBlock) -> None:
-        text = _inline(block["lines"], self.doc.vocabulary)
+        text = _inline(block["lines"], self.vocabulary)
         if self.open_para is None:
             self.parts.append(("note", _escape_start(text)))
         else:
             self.notes.append(_escape_start(text))
 
     def table(self, rows: list[list[str]]) -> None:
-        self._close_para()
+        self.close()
         self.list_indents.clear()
         width = max(len(row) for row in rows)
         cells = [[_cell(c) for c in row] + [""] * (width - len(row)) for row in rows]
@@ -422,19 +777,10 @@ class _Writer:
         lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
         self.parts.append(("table", "\n".join(lines)))
 
-    def finish(self) -> str:
-        self._close_para()
-        out: list[str] = []
-        for i, (kind, text) in enumerate(self.parts):
-            if i:
-                same_list = kind in ("bullet", "ordered") and self.parts[i - 1][0] == kind
-                out.append("\n" if same_list else "\n\n")
-            out.append(text)
-        return "".join(out) + ("\n" if out else "")
-
-    def _close_para(self) -> None:
+    def close(self) -> None:
+        """End the open paragraph, and write the footnotes that waited for it."""
         if self.open_para is not None:
-            text = _inline(self.open_para["lines"], self.doc.vocabulary)
+            text = _inline(self.open_para["lines"], self.vocabulary)
             if text:
                 self.parts.append(("para", _escape_start(text)))
             self.open_para = None
@@ -455,7 +801,7 @@ class _Writer:
             self.list_indents.append(x0)
         depth = len(self.list_indents) - 1
         lines = _strip_prefix(block["lines"], len(marker))
-        text = _inline(lines, self.doc.vocabulary)
+        text = _inline(lines, self.vocabulary)
         symbol = marker.strip().strip("()")
         kind = "bullet"
         if symbol[:1] in BULLETS:
@@ -480,7 +826,9 @@ def _strip_prefix(lines: list[Line], count: int) -> list[Line]:
     return [{**lines[0], "spans": spans}, *lines[1:]]
 
 
-def _segments(lines: list[Line], vocabulary: set[str]) -> Iterator[tuple[str, bool, bool, str]]:
+def _segments(
+    lines: list[Line], vocabulary: Container[str]
+) -> Iterator[tuple[str, bool, bool, str]]:
     """(text, bold, italic, url) runs of a paragraph, lines joined and hyphenation repaired."""
     for i, line in enumerate(lines):
         spans = line["spans"]
@@ -492,7 +840,7 @@ def _segments(lines: list[Line], vocabulary: set[str]) -> Iterator[tuple[str, bo
             yield text, bool(span.get("b")), bool(span.get("i")), span.get("u", "")
 
 
-def _join(text: str, following: str, vocabulary: set[str]) -> str:
+def _join(text: str, following: str, vocabulary: Container[str]) -> str:
     """The end of a line as it reads before the next line: hyphen dropped or a space added."""
     stripped = text.rstrip()
     if stripped and _CJK.match(stripped[-1]) and _CJK.match(following.lstrip()[:1]):
@@ -510,7 +858,7 @@ def _join(text: str, following: str, vocabulary: set[str]) -> str:
     return stripped
 
 
-def _inline(lines: list[Line], vocabulary: set[str]) -> str:
+def _inline(lines: list[Line], vocabulary: Container[str]) -> str:
     """Paragraph text with bold, italic and links as Markdown."""
     # (pieces, bold, italic, url): pieces are joined once, a paragraph can have 1000s of spans
     runs: list[tuple[list[str], bool, bool, str]] = []
@@ -542,7 +890,7 @@ def _inline(lines: list[Line], vocabulary: set[str]) -> str:
     return _SPACES.sub(" ", "".join(out)).strip()
 
 
-def _plain(lines: list[Line], vocabulary: set[str]) -> str:
+def _plain(lines: list[Line], vocabulary: Container[str]) -> str:
     text = "".join(seg[0] for seg in _segments(lines, vocabulary))
     return _escape(_SPACES.sub(" ", text).strip())
 
