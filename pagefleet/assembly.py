@@ -2,14 +2,18 @@
 
 A chunk result is read once, when it lands (:meth:`LandedChunk.parse`): its own fields are
 validated, its pages stay the plain JSON the runner wrote, which is what the renderer reads.
-What needs the whole document is decided once, at the end, by the renderer (rule 5).
+As results land, :func:`prepare` has the renderer count each new chunk's statistics and write
+the chunks in hand against the document as known so far; at the end :func:`render_markdown`
+merges the statistics into the document's analysis (rule 5: what needs the whole document is
+decided once, for the whole document), rewrites only the chunks it changed, and stitches the
+boundaries. The end's work is then the last chunk's share, not the whole document's.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
 from typing import Any, cast
@@ -18,7 +22,8 @@ import pydantic_core
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
-from pagefleet.layout import render_document
+from pagefleet.layout.render import ChunkLayout, render_chunks
+from pagefleet.layout.render import prepare as prepare_layouts
 from pagefleet.layout.schema import OutlineEntry, Page
 from pagefleet.models import (
     ChunkRecord,
@@ -34,13 +39,29 @@ from pagefleet.models import (
 PageJson = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass
 class LandedChunk:
     """A chunk result read for assembly: ``result`` without its pages, and the pages."""
 
     result: ChunkResult
     pages: list[PageJson]
     size: int  # bytes of the result as stored
+    # The pages for the renderer, with what it has worked out of them so far (see layout()).
+    _layout: ChunkLayout | None = field(default=None, compare=False, repr=False)
+
+    def layout(self, outline: list[dict[str, Any]]) -> ChunkLayout | None:
+        """The chunk's pages for the renderer, made once per outline (a job has one); None
+        when a page has no layout (a converter that writes Markdown only)."""
+        if not all(p.get("layout") is not None for p in self.pages):
+            return None
+        if self._layout is None or self._layout.outline != outline:
+            # Layouts and the outline are plain JSON dicts; they are the Page and OutlineEntry
+            # dicts the text-layer converter and the splitter wrote, read back as they were,
+            # and take the layout schema's types again here, at the one place they are read.
+            self._layout = ChunkLayout.of(
+                [cast(Page, p["layout"]) for p in self.pages], cast(list[OutlineEntry], outline)
+            )
+        return self._layout
 
     @classmethod
     def parse(cls, body: bytes) -> LandedChunk:
@@ -57,15 +78,28 @@ class LandedChunk:
         return cls(result.model_copy(update={"pages": []}), pages, 0)
 
 
-def _render(pages: Sequence[PageJson], outline: list[dict[str, Any]]) -> str:
-    """Pages that carry a layout are rendered together, so document-wide decisions (headings,
-    running headers, paragraphs across page breaks) are made once (rule 5)."""
-    if all(p.get("layout") is not None for p in pages):
-        # Layouts and the outline are plain JSON dicts; they are the Page and OutlineEntry dicts
-        # the text-layer converter and the splitter wrote, read back as they were, and take the
-        # layout schema's types again here, at the one place they are read.
-        layouts = [cast(Page, p["layout"]) for p in pages]
-        return render_document(layouts, outline=cast(list[OutlineEntry], outline))
+def prepare(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> None:
+    """Called while a job's results land: the renderer counts the new chunks' statistics and
+    writes the chunks in hand against the document as known so far (a forecast the end checks
+    chunk by chunk), so that little is left to do when the last result lands."""
+    ordered = sorted(chunks, key=lambda c: c.result.chunk.index)
+    layouts = [
+        layout
+        for c in ordered
+        if c.result.status == "done" and (layout := c.layout(manifest.outline)) is not None
+    ]
+    if layouts:
+        prepare_layouts(layouts, manifest.pages)
+
+
+def _render(run: Sequence[LandedChunk], outline: list[dict[str, Any]]) -> str:
+    """A run of chunks whose pages carry layouts is rendered as one document, so document-wide
+    decisions (headings, running headers, paragraphs across page breaks) are made once, over
+    all of it (rule 5)."""
+    layouts = [c.layout(outline) for c in run]
+    if all(layout is not None for layout in layouts):
+        return render_chunks([layout for layout in layouts if layout is not None])
+    pages = [page for c in run for page in c.pages]
     return "\n\n".join((p.get("markdown") or "").strip() for p in pages).strip() + "\n"
 
 
@@ -80,9 +114,7 @@ def render_markdown(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> str
     """The document in page order; a run of failed chunks becomes a note naming its pages."""
     ordered = sorted(chunks, key=lambda c: c.result.chunk.index)
     parts = [
-        _render([page for c in run for page in c.pages], manifest.outline)
-        if ok
-        else _gap_note([c.result for c in run])
+        _render(run, manifest.outline) if ok else _gap_note([c.result for c in run])
         for ok, group in groupby(ordered, key=lambda c: c.result.status == "done")
         if (run := list(group))
     ]

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from pagefleet import keys
-from pagefleet.assembly import LandedChunk, job_record, render_markdown
+from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
 from pagefleet.errors import ErrorCode
 from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo, JobManifest
 from pagefleet.outbox import Superseded, publish, published_job
@@ -26,8 +26,10 @@ def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
     """Publish job ``job_id`` if all its chunks are in; returns what happened. Safe to call
     any number of times.
 
-    Each check reads, in this warm process, the results that landed since the last one, so
-    when the last chunk lands only it is left to read before the document is rendered.
+    Each check reads, in this warm process, the results that landed since the last one, and
+    has the renderer do what it can with them ahead of the end (:func:`prepare`), so when the
+    last chunk lands only its share is left: reading it, counting and writing it, checking the
+    others' writing against the final analysis, and stitching.
     """
     try:
         manifest = _manifest(bucket, job_id)
@@ -39,7 +41,7 @@ def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
     present = bucket.list_etags(keys.results_prefix(job_id))
     expected = [keys.chunk_result(job_id, c.index) for c in manifest.chunks]
     if not all(key in present for key in expected):
-        _landed(bucket, present)
+        prepare(manifest, _landed(bucket, present))
         return "waiting"
     if published_job(bucket, manifest.rel) == job_id:
         return "already"
