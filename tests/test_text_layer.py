@@ -217,3 +217,57 @@ def test_links_cut_spans_as_pdftext_cuts_them(tmp_path: Path) -> None:
     assert cut >= 3
     md = convert_document(path)
     assert "[gauge records](https://example.org/gauges)" in md
+
+
+SCORES = [
+    ("Score", "Word pair", "Kind", "Count"),
+    ("0.738", "goran klintmalm", "PERSON", "37"),
+    ("0.696", "everyday miracles", "noun", "16"),
+    ("0.639 particularly agitated", "", "verb", "21"),
+    ("0.504", "detective tom", "PERSON", "111"),
+    ("0.483", "commander robert", "PERSON", "67"),
+    ("0.395", "forestry association ORGANIZATION 73", "", ""),
+    ("0.374", "outer banks", "LOCATION", "60"),
+    ("0.353", "stanford linear", "PERSON", "12"),
+]
+
+
+def _slide_table(folder: Path) -> Path:
+    """A slide whose table has no rules; two of its rows were written as runs that cross
+    column borders with one space between cells, and the slide's number stands level with
+    the last row at the right edge."""
+    from fpdf import FPDF
+
+    pdf = FPDF(orientation="L", unit="pt", format=(600, 800))
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 32)
+    pdf.text(60, 70, "Word pairs found")
+    pdf.set_font("Helvetica", "", 20)
+    columns = (90, 220, 480, 650)
+    for k, row in enumerate(SCORES):
+        y = 150 + 30 * k
+        for x, cell in zip(columns, row, strict=True):
+            if cell:
+                pdf.text(x, y, cell)
+    pdf.set_font("Helvetica", "", 12)
+    pdf.text(760, 150 + 30 * (len(SCORES) - 1), "26")
+    path = folder / "slide_table.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def test_unruled_table_with_cells_run_together_and_a_page_number(tmp_path: Path) -> None:
+    # nlp2004slides pages 17 and 26: a slide's table came out column by column (the score
+    # column, then the words, ...): the slide number beside the last row made a column of its
+    # own, and rows whose cells the text layer ran together merged all columns into one.
+    md = convert_document(_slide_table(tmp_path))
+    assert "| Score | Word pair | Kind | Count |" in md
+    assert "| 0.738 | goran klintmalm | PERSON | 37 |" in md
+    assert "| 0.639 particularly agitated |  | verb | 21 |" in md
+    assert "| 0.395 | forestry association ORGANIZATION 73 |  |  |" in md
+    assert "| 0.353 | stanford linear | PERSON | 12 |" in md
+    table = [line for line in md.splitlines() if line.startswith("|")]
+    assert len(table) == len(SCORES) + 1  # the header's rule
+    assert not any("26" in line for line in table)
+    assert md.index("goran") < md.index("everyday") < md.index("stanford")

@@ -81,6 +81,9 @@ def grid_bbox(xs: list[float], ys: list[float]) -> Bbox:
 _MIN_ROWS = 3
 _MAX_MEAN_CELL = 28
 _MAX_CELL_WORDS = 10
+# A line this short alone in an outer column beside a table's first or last row is not the
+# table's (a page number).
+_MAX_STRAY = 4
 
 
 def find_unruled(
@@ -126,9 +129,49 @@ def find_unruled(
         if len(run) < _MIN_ROWS:
             continue
         table = _table(run, boxes, texts, sizes)
+        if table is None:
+            # A stray line level with the first or last row (a page number beside the last
+            # row) makes a column no other row fills: try the run without that line.
+            stray = _stray_lines(run, boxes, texts, sizes)
+            if stray:
+                table = _table(
+                    [[i for i in row if i not in stray] for row in run], boxes, texts, sizes
+                )
         if table is not None:
             tables.append(table)
     return tables
+
+
+def _stray_lines(
+    run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> set[int]:
+    """The stray lines of ``run``: each a short one (a page number) in the first or last row,
+    alone in the first or last column; empty unless every column that only one row fills is
+    such a line."""
+    row_cells = [_cells(row, boxes, sizes) for row in run]
+    bands = _bands([cell for cells in row_cells for cell in cells], boxes)
+    fillers: list[list[tuple[int, list[int]]]] = [[] for _ in bands]
+    for k, cells in enumerate(row_cells):
+        for cell in cells:
+            x0 = boxes[cell[0]][0]
+            band = next(b for b, band in enumerate(bands) if band[0] <= x0 <= band[1])
+            fillers[band].append((k, cell))
+    stray: set[int] = set()
+    for b, cells in enumerate(fillers):
+        if len({k for k, _ in cells}) != 1:
+            continue
+        k, cell = cells[0]
+        text = " ".join(texts[i].strip() for i in cell)
+        if (
+            b not in (0, len(bands) - 1)
+            or k not in (0, len(run) - 1)
+            or len(cells) > 1
+            or len(row_cells[k]) < 3
+            or len(text) > _MAX_STRAY
+        ):
+            return set()
+        stray.update(cell)
+    return stray
 
 
 def _cells(row: list[int], boxes: list[Bbox], sizes: list[float]) -> list[list[int]]:
@@ -145,24 +188,28 @@ def _cells(row: list[int], boxes: list[Bbox], sizes: list[float]) -> list[list[i
 def _table(
     run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> tuple[list[int], list[list[str]]] | None:
-    spans = sorted(
-        (boxes[c[0]][0], boxes[c[-1]][2]) for row in run for c in _cells(row, boxes, sizes)
-    )
-    bands: list[list[float]] = []
-    for x0, x1 in spans:
-        if bands and x0 <= bands[-1][1] + _TOL:
-            bands[-1][1] = max(bands[-1][1], x1)
-        else:
-            bands.append([x0, x1])
+    row_cells = [_cells(row, boxes, sizes) for row in run]
+    bands = _bands([cell for cells in row_cells for cell in cells], boxes)
+    widest = max(len(cells) for cells in row_cells)
+    if len(bands) < widest:
+        # A few lines run over two or more columns (the text layer left no gap between the
+        # cells of a row: "0.639 particularly agitated"), and their ranges merge the columns
+        # into one. The columns are those of the rows with the most cells, when they are
+        # three or more and most rows have them all; a wide line goes to the column where it
+        # starts, or the nearest one.
+        full = [cells for cells in row_cells if len(cells) == widest]
+        if widest >= 3 and 3 * len(full) >= 2 * len(run):
+            bands = _bands([cell for cells in full for cell in cells], boxes)
     if len(bands) < 2:
         return None
     grid: list[list[str]] = []
     lengths: list[int] = []
-    for row in run:
+    for cells_of_row in row_cells:
         cells = ["" for _ in bands]
-        for cell in _cells(row, boxes, sizes):
+        for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
-            col = next(k for k, b in enumerate(bands) if b[0] - _TOL <= boxes[cell[0]][0] <= b[1])
+            x0 = boxes[cell[0]][0]
+            col = min(range(len(bands)), key=lambda k: max(bands[k][0] - x0, x0 - bands[k][1], 0))
             cells[col] = f"{cells[col]} {text}".strip()
             lengths.append(len(text))
             if len(text.split()) > _MAX_CELL_WORDS:
@@ -174,3 +221,14 @@ def _table(
     if any(sum(1 for row in grid if row[k]) < 2 for k in range(len(bands))):
         return None
     return [i for row in run for i in row], grid
+
+
+def _bands(cells: list[list[int]], boxes: list[Bbox]) -> list[list[float]]:
+    """The x ranges of the cells, merged where they overlap: a table's columns."""
+    bands: list[list[float]] = []
+    for x0, x1 in sorted((boxes[c[0]][0], boxes[c[-1]][2]) for c in cells):
+        if bands and x0 <= bands[-1][1] + _TOL:
+            bands[-1][1] = max(bands[-1][1], x1)
+        else:
+            bands.append([x0, x1])
+    return bands
