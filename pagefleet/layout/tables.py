@@ -154,18 +154,18 @@ def _stray_lines(
     for k, cells in enumerate(row_cells):
         for cell in cells:
             x0 = boxes[cell[0]][0]
-            band = next(b for b, band in enumerate(bands) if band[0] <= x0 <= band[1])
-            fillers[band].append((k, cell))
+            at = next(b for b, (b0, b1) in enumerate(bands) if b0 <= x0 <= b1)
+            fillers[at].append((k, cell))
     stray: set[int] = set()
-    for b, cells in enumerate(fillers):
-        if len({k for k, _ in cells}) != 1:
+    for b, filled in enumerate(fillers):
+        if len({k for k, _ in filled}) != 1:
             continue
-        k, cell = cells[0]
+        k, cell = filled[0]
         text = " ".join(texts[i].strip() for i in cell)
         if (
             b not in (0, len(bands) - 1)
             or k not in (0, len(run) - 1)
-            or len(cells) > 1
+            or len(filled) > 1
             or len(row_cells[k]) < 3
             or len(text) > _MAX_STRAY
         ):
