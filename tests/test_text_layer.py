@@ -271,3 +271,38 @@ def test_unruled_table_with_cells_run_together_and_a_page_number(tmp_path: Path)
     assert len(table) == len(SCORES) + 1  # the header's rule
     assert not any("26" in line for line in table)
     assert md.index("goran") < md.index("everyday") < md.index("stanford")
+
+
+def _stamped_columns(folder: Path) -> Path:
+    """Two columns of text beside each other, and a preprint stamp set upright along the left
+    margin, tall enough to stand beside most lines of both columns."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    top = 40
+    pdf.set_xy(25, top)
+    pdf.multi_cell(80, 5, "LEFTSTART " + layout_pdfs.LOREM * 3 + "LEFTEND")
+    pdf.set_xy(115, top)
+    pdf.multi_cell(80, 5, "RIGHTSTART " + layout_pdfs.LOREM * 3 + "RIGHTEND")
+    pdf.set_font("Helvetica", "", 20)
+    with pdf.rotation(90, 15, 200):
+        pdf.text(15, 200, "STAMP arXiv:2004.04906v3 [cs.CL] 30 Sep 2020")
+    path = folder / "stamped_columns.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def test_an_upright_stamp_does_not_scramble_the_columns(tmp_path: Path) -> None:
+    # dpr-multi-column page 1 and every page of federal-register: a line set upright along
+    # the margin has a box as tall as the columns; it joined the lines beside it into rows,
+    # so the two columns were read across, line by line, interleaved.
+    md = convert_document(_stamped_columns(tmp_path))
+    left = md.index("LEFTSTART")
+    assert left < md.index("LEFTEND") < md.index("RIGHTSTART") < md.index("RIGHTEND")
+    assert md.index("RIGHTEND") < md.index("STAMP")
+    # Each column is one paragraph: no line of the other column inside it.
+    left_column = md[left : md.index("LEFTEND")]
+    assert "RIGHT" not in left_column and "STAMP" not in left_column

@@ -195,13 +195,33 @@ def _same_row(a: Line, b: Line) -> bool:
 
 
 def reading_order(lines: list[Line]) -> list[list[Line]]:
-    """Lines grouped into regions (columns, bands), in reading order."""
+    """Lines grouped into regions (columns, bands), in reading order.
+
+    Lines set upright (a preprint server's stamp along the margin, a rotated axis title) read
+    last, each a region of its own: their tall boxes would otherwise join every line beside
+    them into one row and hide the gutter between columns.
+    """
     if not lines:
         return []
     boxes = [line["bbox"] for line in lines]
+    upright = [i for i, box in enumerate(boxes) if _is_upright(box, lines[i])]
+    flat = [i for i in range(len(lines)) if i not in upright]
     regions: list[list[int]] = []
-    _regions(boxes, list(range(len(lines))), regions)
+    if flat:
+        _regions(boxes, flat, regions)
+    regions += [[i] for i in upright]
     return [[lines[i] for i in region] for region in regions if region]
+
+
+# A line this many times taller than wide, with this many characters at least, runs upright.
+_UPRIGHT = 2.0
+_UPRIGHT_CHARS = 4
+
+
+def _is_upright(box: Bbox, line: Line) -> bool:
+    return (box[3] - box[1]) > _UPRIGHT * max(box[2] - box[0], 1.0) and len(
+        line_text(line).strip()
+    ) >= _UPRIGHT_CHARS
 
 
 def page_blocks(lines: list[Line]) -> list[Block]:
