@@ -321,6 +321,7 @@ class _Written:
     events: list[_Event]
     states: list[_State]
     counts: list[int]  # parts written after each block
+    joined: _Joined
 
     def holds(self, chunk: ChunkLayout, doc: _Analysis) -> bool:
         """Whether ``doc`` gives every answer this writing took (then it writes the same)."""
@@ -384,50 +385,115 @@ def _write(chunk: ChunkLayout, doc: _Analysis) -> _Written:
             events.append(event)
             states.append(out.state(number))
             counts.append(len(out.parts))
-    return _Written(stats, answers, out, events, states, counts)
+    return _Written(stats, answers, out, events, states, counts, _Joined.of(out.parts))
 
 
 def _stitch(written: Sequence[_Written], doc: _Analysis) -> str:
     """The chunks' writing as one document."""
-    parts: list[_Part] = []
+    out = _Output()
     carry: _Writer | None = None  # where the chunk before left off
     live: _Writer | None = None  # replaying a chunk's blocks, not yet in its writing's state
     for chunk in written:
         if carry is None and live is None:
             # The first chunk was written from the document's start.
-            parts.extend(chunk.writer.parts)
+            out.add_written(chunk, 0)
             carry = chunk.writer
             continue
         if live is None:
             assert carry is not None
-            live = carry.resume(doc.vocabulary, parts.pop() if parts else None)
+            live = carry.resume(doc.vocabulary, out.take_last())
         for j, event in enumerate(chunk.events):
             live.apply(event)
             if live.state(event[2]) == chunk.states[j]:
                 # From here on the chunk's own writing goes on as the replay would; the last
                 # part both have written may still grow (a heading's second line).
                 k = chunk.counts[j]
-                parts.extend(live.parts[:-1] if k else live.parts)
-                parts.extend(chunk.writer.parts[k - 1 :] if k else chunk.writer.parts)
+                out.add(live.parts[:-1] if k else live.parts)
+                out.add_written(chunk, k - 1 if k else 0)
                 carry, live = chunk.writer, None
                 break
     if live is None:
         if carry is None:
             return ""
-        live = carry.resume(doc.vocabulary, parts.pop() if parts else None)
+        live = carry.resume(doc.vocabulary, out.take_last())
     live.close()
-    parts.extend(live.parts)
-    return _joined(parts)
+    out.add(live.parts)
+    return out.finish()
 
 
-def _joined(parts: list[_Part]) -> str:
-    out: list[str] = []
-    for i, (kind, text) in enumerate(parts):
-        if i:
-            same_list = kind in ("bullet", "ordered") and parts[i - 1][0] == kind
-            out.append("\n" if same_list else "\n\n")
-        out.append(text)
-    return "".join(out) + ("\n" if out else "")
+def _separator(before: str, kind: str) -> str:
+    """Items of one list ("bullet", "ordered") are joined by a single newline."""
+    return "\n" if kind == before and kind in ("bullet", "ordered") else "\n\n"
+
+
+@dataclass
+class _Joined:
+    """A chunk's parts as Markdown: each part's span in it, so that any run of them is a slice."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+    @classmethod
+    def of(cls, parts: list[_Part]) -> _Joined:
+        pieces: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        at = 0
+        for i, (kind, text) in enumerate(parts):
+            if i:
+                separator = _separator(parts[i - 1][0], kind)
+                pieces.append(separator)
+                at += len(separator)
+            pieces.append(text)
+            starts.append(at)
+            at += len(text)
+            ends.append(at)
+        return cls("".join(pieces), starts, ends)
+
+
+@dataclass
+class _Output:
+    """The document's Markdown as it is stitched, its last part held back: the next chunk's
+    replay may still change it."""
+
+    pieces: list[str] = field(default_factory=list)
+    kind: str = ""  # of the last part in pieces
+    last: _Part | None = None
+
+    def _put(self, kind: str, text: str) -> None:
+        if self.pieces:
+            self.pieces.append(_separator(self.kind, kind))
+        self.pieces.append(text)
+        self.kind = kind
+
+    def add(self, parts: Sequence[_Part]) -> None:
+        for part in parts:
+            if self.last is not None:
+                self._put(*self.last)
+            self.last = part
+
+    def add_written(self, chunk: _Written, start: int) -> None:
+        """The chunk's own parts from ``start`` on, the run before its last as one slice."""
+        parts = chunk.writer.parts
+        if start >= len(parts):
+            return
+        if self.last is not None:
+            self._put(*self.last)
+        if start < len(parts) - 1:
+            joined = chunk.joined
+            self._put(parts[start][0], joined.text[joined.starts[start] : joined.ends[-2]])
+            self.kind = parts[-2][0]
+        self.last = parts[-1]
+
+    def take_last(self) -> _Part | None:
+        last, self.last = self.last, None
+        return last
+
+    def finish(self) -> str:
+        if self.last is not None:
+            self._put(*self.last)
+        return "".join(self.pieces) + ("\n" if self.pieces else "")
 
 
 def _footnotes(blocks: list[Block], height: float, body: float) -> set[int]:
