@@ -306,3 +306,53 @@ def test_an_upright_stamp_does_not_scramble_the_columns(tmp_path: Path) -> None:
     # Each column is one paragraph: no line of the other column inside it.
     left_column = md[left : md.index("LEFTEND")]
     assert "RIGHT" not in left_column and "STAMP" not in left_column
+
+
+GAUGES = [
+    ("2005-09-21", "Aswan"),
+    ("2005-09-23", "Cairo"),
+    ("2005-09-25", "Rosetta"),
+    ("2005-09-26", "Damietta"),
+]
+
+
+def _rows_between_rules(folder: Path) -> Path:
+    """A table framed and split in two columns by rules, with one rule under its head only:
+    the head's labels wrap onto two lines in both columns, and the body's four rows sit
+    between the same two rules."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    x0, x1, x2 = 30.0, 80.0, 140.0
+    top, head, step = 40.0, 52.0, 6.0
+    bottom = head + step * len(GAUGES) + 2
+    pdf.set_line_width(0.3)
+    pdf.rect(x0, top, x2 - x0, bottom - top)
+    pdf.line(x1, top, x1, bottom)
+    pdf.line(x0, head, x2, head)
+    for k, label in enumerate(("Gauging", "date")):
+        pdf.text(x0 + 2, top + 5 + 5 * k, label)
+    for k, label in enumerate(("Station", "name")):
+        pdf.text(x1 + 2, top + 5 + 5 * k, label)
+    for k, (day, station) in enumerate(GAUGES):
+        y = head + 5 + step * k
+        pdf.text(x0 + 2, y, day)
+        pdf.text(x1 + 2, y, station)
+    path = folder / "rows_between_rules.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def test_rows_of_text_between_two_rules_are_rows(tmp_path: Path) -> None:
+    # naacl06 pages 7 and 8: a table ruled around and under its head only came out as one
+    # body row ("2005-09-21 2005-09-23 ... | Rita Texas Rita New Orleans ..."): each column
+    # read down before the next.
+    md = convert_document(_rows_between_rules(tmp_path))
+    table = [line for line in md.splitlines() if line.startswith("|")]
+    assert table == [
+        "| Gauging date | Station name |",
+        "| --- | --- |",
+        *(f"| {day} | {station} |" for day, station in GAUGES),
+    ]

@@ -11,6 +11,7 @@ import ctypes
 import math
 import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from importlib.metadata import version as _dist_version
 from itertools import pairwise
@@ -64,6 +65,7 @@ _CELL_GAP = 2.0
 _LAYOUT_CODES = np.array([2, 10, 13, 32], dtype=np.uint32)
 _ALNUM = re.compile(r"[^\W_]")
 _LINE_CODES = np.array([10, 13], dtype=np.uint32)
+_LAYOUT_SET = frozenset(_LAYOUT_CODES.tolist())
 
 
 def extract_pages(
@@ -224,22 +226,91 @@ def _tables(
 
 
 def _cells(chars: PageChars, xs: list[float], ys: list[float]) -> list[list[str]]:
-    """The text of each cell of a grid: its characters (by their centres), in content order."""
+    """The text of each cell of a grid: its characters (by their centres), in content order.
+
+    A row between two rules that holds several rows of text (a table ruled only above and
+    below its body) is cut into those rows (see :func:`_text_rows`), the head row excepted.
+    """
     cx = (chars.boxes[:, 0] + chars.boxes[:, 2]) / 2
     cy = (chars.boxes[:, 1] + chars.boxes[:, 3]) / 2
     col = np.searchsorted(xs, cx) - 1
     row = np.searchsorted(ys, cy) - 1
     inside = (col >= 0) & (col < len(xs) - 1) & (row >= 0) & (row < len(ys) - 1)
     text = chars.text
-    pieces: list[list[list[str]]] = [[[] for _ in xs[1:]] for _ in ys[1:]]
-    for i, r, c in zip(
-        np.flatnonzero(inside).tolist(), row[inside].tolist(), col[inside].tolist(), strict=True
-    ):
-        pieces[r][c].append(text[i])
-    return [
-        [" ".join(postprocess_text("".join(p).replace(_HYPHEN, "-")).split()) for p in cells]
-        for cells in pieces
-    ]
+    members: list[list[int]] = [[] for _ in ys[1:]]
+    for i, r in zip(np.flatnonzero(inside).tolist(), row[inside].tolist(), strict=True):
+        members[r].append(i)
+    columns = col.tolist()
+    out: list[list[str]] = []
+    for r, chars_of_row in enumerate(members):
+        # The first row of several is the head, whose labels may wrap alike in every column.
+        subs = [chars_of_row] if r == 0 < len(members) - 1 else None
+        for sub in subs or _text_rows(chars_of_row, chars, columns, len(xs) - 1):
+            pieces: list[list[str]] = [[] for _ in xs[1:]]
+            for i in sub:
+                pieces[columns[i]].append(text[i])
+            out.append(
+                [
+                    " ".join(postprocess_text("".join(p).replace(_HYPHEN, "-")).split())
+                    for p in pieces
+                ]
+            )
+    return out
+
+
+def _text_rows(
+    members: list[int], chars: PageChars, columns: list[int], width: int
+) -> list[list[int]]:
+    """The characters of one grid row, as the rows of text it holds.
+
+    The row's text lines are the vertical bands its characters' boxes cover (a sub- or
+    superscript overlaps its line's band). The row is cut at the bands when at least two of
+    them, and half of all, have text in every column the row uses; a band with text in one
+    column only continues the row above it (a cell's text wrapped). Otherwise the grid row
+    is one row.
+    """
+    codes = chars.codes
+    solid = [i for i in members if codes[i] not in _LAYOUT_SET]
+    if len(solid) < 2:
+        return [members]
+    boxes = chars.boxes
+    bands: list[list[float]] = []
+    for y0, y1 in sorted((float(boxes[i, 1]), float(boxes[i, 3])) for i in solid):
+        if bands and y0 < bands[-1][1] - 0.25 * min(y1 - y0, bands[-1][1] - bands[-1][0]):
+            bands[-1][1] = max(bands[-1][1], y1)
+        else:
+            bands.append([y0, y1])
+    if len(bands) < 2:
+        return [members]
+    starts = [b[0] for b in bands]
+    band_of: dict[int, int] = {}
+    used: list[set[int]] = [set() for _ in bands]
+    for i in solid:
+        k = max(0, bisect_right(starts, (boxes[i, 1] + boxes[i, 3]) / 2) - 1)
+        band_of[i] = k
+        used[k].add(columns[i])
+    # Rows of data fill every column the grid row uses, band after band; a header whose
+    # cells wrap does not (its long labels take more lines than its short ones).
+    everywhere = set().union(*used)
+    full = sum(1 for cols in used if cols == everywhere)
+    if len(everywhere) < 2 or full < 2 or 2 * full < len(bands):
+        return [members]
+    # Bands with text in one column only join the row above (before the first full band,
+    # the row below).
+    row_of: list[int] = []
+    current, full_seen = 0, False
+    for cols in used:
+        if len(cols) >= 2:
+            current += full_seen
+            full_seen = True
+        row_of.append(current)
+    out: list[list[int]] = [[] for _ in range(current + 1)]
+    last = [0] * width  # a space or line break goes with the character before it in its cell
+    for i in members:
+        if i in band_of:
+            last[columns[i]] = row_of[band_of[i]]
+        out[last[columns[i]]].append(i)
+    return [sub for sub in out if sub]
 
 
 def _is_rectangle(obj: Any) -> bool:
