@@ -205,14 +205,15 @@ class _Stats:
                 if not kept:
                     continue
                 lines[pi, bi] = kept
+                texts = [line_text(line) for line in kept]
                 # A plot's labels are never a heading; OCR has no font sizes to rank.
                 if not block.get("fig") and not ocr:
-                    shapes[page["number"], bi] = _heading_shape(kept)
-                for line in kept:
-                    text = line_text(line)
-                    vocabulary.update(w.lower() for w in _WORD.findall(text))
-                    # OCR lines never make the body size.
-                    if not ocr:
+                    shapes[page["number"], bi] = _heading_shape(kept, texts)
+                # No word runs across a line break: the lines are searched in one go.
+                vocabulary.update(map(str.lower, _WORD.findall("\n".join(texts))))
+                # OCR lines never make the body size.
+                if not ocr:
+                    for line, text in zip(kept, texts, strict=True):
                         sizes[_bucket(line_size(line))] += len(text)
         kinds = {shape for shape in shapes.values() if shape is not None}
         return cls(furniture, lines, sizes, vocabulary, shapes, kinds, _find_titles(chunk, lines))
@@ -695,11 +696,12 @@ def _bucket(size: float) -> float:
     return round(size * 2) / 2
 
 
-def _heading_shape(lines: list[Line]) -> _Shape | None:
-    """What decides whether a block is a heading, but the body size; None: never a heading."""
+def _heading_shape(lines: list[Line], texts: list[str]) -> _Shape | None:
+    """What decides whether a block is a heading, but the body size; None: never a heading.
+    ``texts`` are the lines' texts."""
     if not lines or len(lines) > 3:
         return None
-    text = " ".join(line_text(line) for line in lines).strip()
+    text = " ".join(texts).strip()
     # A heading has a word: "76a 76b" or "(c)" in bold is a form's field number.
     if not text or len(text) > 150 or not _HEADING_WORD.search(text):
         return None
@@ -902,17 +904,18 @@ def _segments(
         for j, span in enumerate(spans):
             text = span["t"]
             if j == len(spans) - 1 and nxt is not None:
-                text = _join(text, line_text(nxt), vocabulary)
+                text = _join(text, nxt, vocabulary)
             yield text, bool(span.get("b")), bool(span.get("i")), span.get("u", "")
 
 
-def _join(text: str, following: str, vocabulary: Container[str]) -> str:
+def _join(text: str, nxt: Line, vocabulary: Container[str]) -> str:
     """The end of a line as it reads before the next line: hyphen dropped or a space added."""
     stripped = text.rstrip()
-    if stripped and _CJK.match(stripped[-1]) and _CJK.match(following.lstrip()[:1]):
+    if stripped and _CJK.match(stripped[-1]) and _CJK.match(line_text(nxt).lstrip()[:1]):
         return stripped  # Chinese and Japanese wrap between characters, with no space
     if not stripped.endswith("-") or len(stripped) < 2 or not stripped[-2].isalpha():
         return stripped + " "
+    following = line_text(nxt)  # only read where a hyphen or a CJK character asks
     head = _WORD.findall(stripped[:-1])
     tail = _WORD.findall(following)
     if not head or not tail or not following.lstrip()[:1].isalpha():
