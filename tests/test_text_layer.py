@@ -356,3 +356,37 @@ def test_rows_of_text_between_two_rules_are_rows(tmp_path: Path) -> None:
         "| --- | --- |",
         *(f"| {day} | {station} |" for day, station in GAUGES),
     ]
+
+
+def _two_column_index(folder: Path) -> Path:
+    """A book's index in two columns set on the same leading, so entries on the left level
+    with entries on the right; each column has gaps between its letter groups, at other
+    heights in the other column."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    pdf.text(150, 20, "Index")
+    for x, prefix, gaps in ((30, "Left", (6, 13, 21)), (115, "Right", (4, 10, 17, 25))):
+        y = 35.0
+        for k in range(30):
+            if k in gaps:
+                y += 5
+            indent = 6 if k % 5 == 4 else 0
+            pdf.text(x + indent, y, f"{prefix}entry{k:02d}, {k + 3}")
+            y += 5
+    path = folder / "two_column_index.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def test_a_two_column_index_is_not_a_table(tmp_path: Path) -> None:
+    # GeoTopo pages 115-117: the index's two columns, entries levelled, came out as small
+    # two-column tables pairing unrelated entries, read across.
+    md = convert_document(_two_column_index(tmp_path))
+    assert "|" not in md
+    positions = [md.index(f"Leftentry{k:02d}") for k in range(30)]
+    positions += [md.index(f"Rightentry{k:02d}") for k in range(30)]
+    assert positions == sorted(positions)

@@ -239,11 +239,12 @@ def page_blocks(lines: list[Line]) -> list[Block]:
         rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "lines": members, "fig": True}))
         taken.update(figure)
     free = [i for i in range(len(lines)) if i not in taken]
+    free_boxes = [lines[i]["bbox"] for i in free]
     for table_lines, rows in find_unruled(
-        [lines[i]["bbox"] for i in free],
-        [line_text(lines[i]) for i in free],
-        [line_size(lines[i]) for i in free],
+        free_boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
+        if _across_columns(free_boxes, table_lines, len(rows[0])):
+            continue
         box = _union([lines[free[k]]["bbox"] for k in table_lines])
         rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
         taken.update(free[k] for k in table_lines)
@@ -262,6 +263,32 @@ def page_blocks(lines: list[Line]) -> list[Block]:
                 run.append(line)
         blocks += paragraphs(run)
     return blocks
+
+
+def _across_columns(boxes: list[Bbox], table: list[int], columns: int) -> bool:
+    """Whether a two-column table is rows of two columns of text side by side (an index, a
+    list in two columns, whose entries happen to level): a gutter divides the page's lines
+    between its columns, on either side the table holds less than half the lines, and the
+    other lines on each side start where the table's column starts (or indented a little)."""
+    if columns != 2 or len(boxes) < 8:
+        return False
+    gutter = _gutter(boxes, list(range(len(boxes))))
+    if gutter is None:
+        return False
+    mid = (gutter[0] + gutter[1]) / 2
+    inside = set(table)
+    for left_side in (True, False):
+        side = [i for i, b in enumerate(boxes) if ((b[0] + b[2]) / 2 < mid) is left_side]
+        mine = [i for i in side if i in inside]
+        others = [i for i in side if i not in inside]
+        if not mine or 2 * len(mine) >= len(side):
+            return False
+        start = min(boxes[i][0] for i in mine)
+        unit = median(boxes[i][3] - boxes[i][1] for i in side)
+        aligned = sum(1 for i in others if start - 2 <= boxes[i][0] <= start + 3 * unit)
+        if 5 * aligned < 4 * len(others):
+            return False
+    return True
 
 
 def _stand_in(stand_ins: dict[int, Block], box: Bbox, block: Block) -> Line:
