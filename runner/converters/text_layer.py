@@ -14,7 +14,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from importlib.metadata import version as _dist_version
-from itertools import pairwise
+from itertools import groupby, pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -513,56 +513,69 @@ def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -
     pdftext asks the font's name, flags, size and weight of every character, four pdfium calls
     that are most of its cost; a text object has one font and size, so they are asked once per
     text object here (per character where pdfium names no object). The pdfium functions are
-    called through prototypes taking plain addresses.
+    called through prototypes taking plain addresses, each over all characters at once, the
+    boxes written straight into one array.
     """
     n = textpage.count_chars()
     x_start, y_start, x_end, y_end = bbox
     page_width = math.ceil(abs(x_end - x_start))
     page_height = math.ceil(abs(y_end - y_start))
     tp = _address(textpage.raw)
-    rect = pdfium_c.FS_RECTF()
-    rect_at = ctypes.addressof(rect)
-    tight = [ctypes.c_double() for _ in range(4)]
-    left_at, bottom_at, right_at, top_at = (ctypes.addressof(v) for v in tight)
     name_buffer = ctypes.create_string_buffer(_FONT_NAME_BYTES)
     flags = ctypes.c_int()
     flags_at = ctypes.addressof(flags)
     fonts: list[dict[str, Any]] = []
     font_ids_by_key: dict[tuple[str, int, float, int], int] = {}
     font_ids_by_object: dict[int, int] = {}
-    codes = [0] * n
-    rotations = [0.0] * n
-    box_l, box_b, box_r, box_t = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
-    font_ids = [0] * n
-    for i in range(n):
-        code = _GET_UNICODE(tp, i)
-        if 0xD800 <= code <= 0xDFFF:
-            code = 0xFFFD  # a lone surrogate (a broken ToUnicode map) cannot be encoded
-        angle = _GET_ANGLE(tp, i)
-        if angle == 0:
-            ok = _GET_LOOSE_BOX(tp, i, rect_at)
-            box_l[i], box_b[i], box_r[i], box_t[i] = rect.left, rect.bottom, rect.right, rect.top
-        else:
-            ok = _GET_BOX(tp, i, left_at, right_at, bottom_at, top_at)  # l, r, b, t
-            box_l[i], box_b[i], box_r[i], box_t[i] = (v.value for v in tight)
-        if not ok:
-            raise pdfium.PdfiumError("Failed to get charbox.")
-        obj = _GET_OBJECT(tp, i)
-        font_id = font_ids_by_object.get(obj) if obj else None
-        if font_id is None:
-            font_id = _font_id(tp, i, name_buffer, flags, flags_at, fonts, font_ids_by_key)
-            if obj:
+    every = range(n)
+    codes = [_GET_UNICODE(tp, i) for i in every]
+    rotations = [_GET_ANGLE(tp, i) for i in every]
+    # Loose boxes straight into one array (FS_RECTF: left, top, right, bottom).
+    loose = (ctypes.c_float * (4 * n))()
+    loose_at = ctypes.addressof(loose)
+    found = [_GET_LOOSE_BOX(tp, i, loose_at + 16 * i) for i in every]
+    font_ids: list[int] = []
+    at = 0
+    for obj, run in groupby(_GET_OBJECT(tp, i) for i in every):
+        count = sum(1 for _ in run)
+        if obj:
+            font_id = font_ids_by_object.get(obj)
+            if font_id is None:
+                font_id = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
                 font_ids_by_object[obj] = font_id
-        codes[i] = code
-        rotations[i] = angle
-        font_ids[i] = font_id
+            font_ids += [font_id] * count
+        else:  # no text object named: asked per character
+            font_ids += [
+                _font_id(tp, i, name_buffer, flags, flags_at, fonts, font_ids_by_key)
+                for i in range(at, at + count)
+            ]
+        at += count
+    if n == 0:
+        return _empty_page_chars(fonts)
+    rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
+    box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
+    angles = np.array(rotations, dtype=np.float64)
+    if not all(ok for ok, angle in zip(found, rotations, strict=True) if angle == 0):
+        raise pdfium.PdfiumError("Failed to get charbox.")
+    # Characters at an angle: the tight box, as pdftext asks.
+    tight = [ctypes.c_double() for _ in range(4)]
+    left_at, bottom_at, right_at, top_at = (ctypes.addressof(v) for v in tight)
+    for i in np.flatnonzero(angles != 0).tolist():
+        if not _GET_BOX(tp, i, left_at, right_at, bottom_at, top_at):  # l, r, b, t
+            raise pdfium.PdfiumError("Failed to get charbox.")
+        box_l[i], box_b[i], box_r[i], box_t[i] = (v.value for v in tight)
+    code_array = np.array(codes, dtype=np.uint32)
+    lone = (code_array >= 0xD800) & (code_array <= 0xDFFF)
+    if lone.any():  # a lone surrogate (a broken ToUnicode map) cannot be encoded
+        code_array[lone] = 0xFFFD
+        codes = code_array.tolist()
     if n == 0:
         return _empty_page_chars(fonts)
     # pdftext's transform: origin shift, y flip, the page's rotation.
-    cx_start = np.array(box_l) - x_start
-    cx_end = np.array(box_r) - x_start
-    ty_start = page_height - (np.array(box_b) - y_start)
-    ty_end = page_height - (np.array(box_t) - y_start)
+    cx_start = box_l - x_start
+    cx_end = box_r - x_start
+    ty_start = page_height - (box_b - y_start)
+    ty_end = page_height - (box_t - y_start)
     x0, x1 = np.minimum(cx_start, cx_end), np.maximum(cx_start, cx_end)
     y0, y1 = np.minimum(ty_start, ty_end), np.maximum(ty_start, ty_end)
     if rotation:
@@ -579,8 +592,8 @@ def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -
         x1, y1 = np.maximum(nx0, nx1), np.maximum(ny0, ny1)
     return PageChars(
         "".join(map(chr, codes)),
-        np.array(codes, dtype=np.uint32),
-        np.array(rotations, dtype=np.float64),
+        code_array,
+        angles,
         np.stack([x0, y0, x1, y1], axis=1),
         np.array(font_ids, dtype=np.int32),
         fonts,
