@@ -145,10 +145,11 @@ def _linked_and_turned(folder: Path) -> Path:
 
 def test_characters_are_read_as_pdftext_reads_them(tmp_path: Path) -> None:
     # _get_chars asks a text object's font once, not per character, through prototypes of its
-    # own: the arrays and fonts must be pdftext's, on every kind of page the tests make.
-    from pdftext.pdf.chars import get_chars
+    # own, and _deduplicate rounds all words' boxes at once: the arrays, fonts and the words
+    # dropped must be pdftext's, on every kind of page the tests make.
+    from pdftext.pdf.chars import deduplicate_chars, get_chars
 
-    from runner.converters.text_layer import _get_chars
+    from runner.converters.text_layer import _deduplicate, _get_chars
 
     pdfs = [
         layout_pdfs.structured(tmp_path),
@@ -171,6 +172,9 @@ def test_characters_are_read_as_pdftext_reads_them(tmp_path: Path) -> None:
             assert ours.fonts == theirs.fonts
             for name in ("codes", "rotations", "boxes", "font_ids", "char_indices"):
                 assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
+            kept, their_kept = _deduplicate(ours), deduplicate_chars(theirs)
+            assert kept.text == their_kept.text
+            assert np.array_equal(kept.char_indices, their_kept.char_indices)
             checked += len(ours)
             textpage.close()
             page.close()

@@ -14,14 +14,14 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from importlib.metadata import version as _dist_version
-from itertools import groupby, pairwise
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-from pdftext.pdf.chars import PageChars, _empty_page_chars, deduplicate_chars
+from pdftext.pdf.chars import PageChars, _empty_page_chars
 from pdftext.pdf.links import _get_annot_link, _reconstruct_spans
 from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
 from pdftext.pdf.utils import matrix_intersection_area
@@ -375,8 +375,8 @@ def _text_lines(
     objects: _Objects,
 ) -> tuple[list[Line], PageChars]:
     """The page's text lines, and the visible characters they were made of."""
-    chars = _get_chars(textpage, bbox, rotation)
-    chars = deduplicate_chars(_visible(chars, page, textpage, objects))
+    chars, text_objects = _read_chars(textpage, bbox, rotation)
+    chars = _deduplicate(_visible(chars, page, textpage, objects, text_objects))
     spans = get_spans(chars, superscript_height_threshold=0.7, need_chars=False)
     raw_lines = get_lines(spans)
     assign_scripts(raw_lines, height_threshold=0.7)
@@ -504,19 +504,30 @@ _GET_FONT_INFO = _bare(
 _GET_FONT_SIZE = _bare(pdfium_c.FPDFText_GetFontSize, ctypes.c_double, _P, ctypes.c_int)
 _GET_FONT_WEIGHT = _bare(pdfium_c.FPDFText_GetFontWeight, ctypes.c_int, _P, ctypes.c_int)
 _GET_MATRIX = _bare(pdfium_c.FPDFText_GetMatrix, ctypes.c_int, _P, ctypes.c_int, _P)
+_GET_RENDER_MODE = _bare(pdfium_c.FPDFTextObj_GetTextRenderMode, ctypes.c_int, _P)
 _FONT_NAME_BYTES = 256
 
 
 def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -> PageChars:
+    """pdftext's ``get_chars`` (quote_loosebox on): see :func:`_read_chars`."""
+    return _read_chars(textpage, bbox, rotation)[0]
+
+
+def _read_chars(
+    textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int
+) -> tuple[PageChars, np.ndarray]:
     """pdftext's ``get_chars`` (quote_loosebox on), the same arrays and fonts, in half the time.
 
     pdftext asks the font's name, flags, size and weight of every character, four pdfium calls
     that are most of its cost; a text object has one font and size, so they are asked once per
     text object here (per character where pdfium names no object). The pdfium functions are
     called through prototypes taking plain addresses, each over all characters at once, the
-    boxes written straight into one array.
+    boxes written straight into one array. Also each character's text object (its address,
+    0 for none).
     """
     n = textpage.count_chars()
+    if n == 0:
+        return _empty_page_chars([]), np.zeros(0, dtype=np.uint64)
     x_start, y_start, x_end, y_end = bbox
     page_width = math.ceil(abs(x_end - x_start))
     page_height = math.ceil(abs(y_end - y_start))
@@ -535,9 +546,10 @@ def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -
     loose_at = ctypes.addressof(loose)
     found = [_GET_LOOSE_BOX(tp, i, loose_at + 16 * i) for i in every]
     font_ids: list[int] = []
-    at = 0
-    for obj, run in groupby(_GET_OBJECT(tp, i) for i in every):
-        count = sum(1 for _ in run)
+    objects = np.array([_GET_OBJECT(tp, i) or 0 for i in every], dtype=np.uint64)
+    starts = np.flatnonzero(objects[1:] != objects[:-1]) + 1
+    for at, end in pairwise([0, *starts.tolist(), n]):
+        obj, count = int(objects[at]), end - at
         if obj:
             font_id = font_ids_by_object.get(obj)
             if font_id is None:
@@ -549,9 +561,6 @@ def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -
                 _font_id(tp, i, name_buffer, flags, flags_at, fonts, font_ids_by_key)
                 for i in range(at, at + count)
             ]
-        at += count
-    if n == 0:
-        return _empty_page_chars(fonts)
     rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
     box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
     angles = np.array(rotations, dtype=np.float64)
@@ -590,7 +599,7 @@ def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -
             nx0, ny0, nx1, ny1 = x0, y0, x1, y1
         x0, y0 = np.minimum(nx0, nx1), np.minimum(ny0, ny1)
         x1, y1 = np.maximum(nx0, nx1), np.maximum(ny0, ny1)
-    return PageChars(
+    chars = PageChars(
         "".join(map(chr, codes)),
         code_array,
         angles,
@@ -598,6 +607,59 @@ def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -
         np.array(font_ids, dtype=np.int32),
         fonts,
         np.arange(n, dtype=np.int64),
+    )
+    return chars, objects
+
+
+_WORD_BREAK_CODES = np.array([2, 10, 32], dtype=np.uint32)
+
+
+def _deduplicate(chars: PageChars) -> PageChars:
+    """pdftext's ``deduplicate_chars``, its words' boxes rounded all at once.
+
+    A word (a run of characters up to a space, a line break or a change of font or angle)
+    drawn again with the same text, font and angle at the same rounded place is dropped: fake
+    bold prints each word twice.
+    """
+    n = len(chars)
+    if n == 0:
+        return chars
+    codes, font_ids, rotations, boxes = chars.codes, chars.font_ids, chars.rotations, chars.boxes
+    starts = np.empty(n, dtype=bool)
+    starts[0] = True
+    starts[1:] = (
+        np.isin(codes[:-1], _WORD_BREAK_CODES)
+        | (font_ids[1:] != font_ids[:-1])
+        | (rotations[1:] != rotations[:-1])
+    )
+    word_starts = np.flatnonzero(starts)
+    word_ends = np.append(word_starts[1:], n)
+    x0 = np.round(np.minimum.reduceat(boxes[:, 0], word_starts)).tolist()
+    y0 = np.round(np.minimum.reduceat(boxes[:, 1], word_starts)).tolist()
+    x1 = np.round(np.maximum.reduceat(boxes[:, 2], word_starts)).tolist()
+    y1 = np.round(np.maximum.reduceat(boxes[:, 3], word_starts)).tolist()
+    angles = rotations[word_starts].tolist()
+    fonts = font_ids[word_starts].tolist()
+    text = chars.text
+    seen: set[tuple[float, float, float, float, str, float, int]] = set()
+    keep = np.zeros(len(word_starts), dtype=bool)
+    for w, (a, b) in enumerate(zip(word_starts.tolist(), word_ends.tolist(), strict=True)):
+        key = (x0[w], y0[w], x1[w], y1[w], text[a:b], angles[w], fonts[w])
+        if key not in seen:
+            seen.add(key)
+            keep[w] = True
+    if keep.all():
+        return chars
+    kept = np.repeat(keep, word_ends - word_starts)
+    kept_codes = codes[kept]
+    return PageChars(
+        "".join(map(chr, kept_codes.tolist())),
+        kept_codes,
+        rotations[kept],
+        boxes[kept],
+        font_ids[kept],
+        chars.fonts,
+        chars.char_indices[kept],
     )
 
 
@@ -681,7 +743,11 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any) -> Line | None:
 
 
 def _visible(
-    chars: PageChars, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, objects: _Objects
+    chars: PageChars,
+    page: pdfium.PdfPage,
+    textpage: pdfium.PdfTextPage,
+    objects: _Objects,
+    text_objects: np.ndarray,
 ) -> PageChars:
     """The characters a reader of the page sees.
 
@@ -699,7 +765,7 @@ def _visible(
     cx = (boxes[:, 0] + boxes[:, 2]) / 2
     cy = (boxes[:, 1] + boxes[:, 3]) / 2
     keep = (cx >= -_EDGE) & (cx <= width + _EDGE) & (cy >= -_EDGE) & (cy <= height + _EDGE)
-    hidden = _invisible_chars(chars, textpage, objects.images)
+    hidden = _invisible_chars(chars, textpage, objects.images, text_objects)
     if hidden is not None:
         keep &= ~hidden
     # Line breaks and spaces pdfium generates carry no position worth trusting.
@@ -719,41 +785,52 @@ def _visible(
 
 
 def _invisible_chars(
-    chars: PageChars, textpage: pdfium.PdfTextPage, images: list[tuple[float, float, float, float]]
+    chars: PageChars,
+    textpage: pdfium.PdfTextPage,
+    images: list[tuple[float, float, float, float]],
+    text_objects: np.ndarray,
 ) -> np.ndarray | None:
     """Mask of the characters drawn invisible and not over an image; None when there are none.
 
-    The render mode is asked of one character per line: a text object is drawn in one mode,
-    and invisible text (an OCR layer, hidden words) is written as lines of its own. Asking
-    every character, or every change of font, costs more than the rest of the page's layout.
+    The render mode is asked of one character per line (its text object's, once per object):
+    a text object is drawn in one mode, and invisible text (an OCR layer, hidden words) is
+    written as lines of its own. Asking every character costs more than the page's layout.
+    ``text_objects`` holds each character's text object by pdfium character index.
     """
     codes = chars.codes
     starts = np.empty(len(codes), dtype=bool)
     starts[0] = True
     starts[1:] = np.isin(codes[:-1], _LINE_CODES)
-    bounds = np.append(np.flatnonzero(starts), len(codes))
+    line_starts = np.flatnonzero(starts)
+    bounds = np.append(line_starts, len(codes))
+    # Each line's first character that is not a space or a line break.
+    solid = np.flatnonzero(~np.isin(codes, _LAYOUT_CODES))
+    if not len(solid):
+        return None
+    at = np.minimum(np.searchsorted(solid, line_starts), len(solid) - 1)
+    firsts = solid[at]
+    has_solid = firsts < bounds[1:]
+    line_objects = text_objects[chars.char_indices[firsts]]
+    modes: dict[int, bool] = {}
     raw = textpage.raw
-    indices = chars.char_indices
     hidden: np.ndarray | None = None
     left, right = ctypes.c_double(), ctypes.c_double()
     bottom, top = ctypes.c_double(), ctypes.c_double()
-    solid = ~np.isin(codes, _LAYOUT_CODES)
-    for a, b in pairwise(bounds.tolist()):
-        first = a + int(np.argmax(solid[a:b]))
-        if not solid[first]:
+    for k in np.flatnonzero(has_solid & (line_objects != 0)).tolist():
+        obj = int(line_objects[k])
+        invisible = modes.get(obj)
+        if invisible is None:
+            invisible = modes[obj] = _GET_RENDER_MODE(obj) == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
+        if not invisible:
             continue
-        obj = pdfium_c.FPDFText_GetTextObject(raw, int(indices[first]))
-        if not obj or (
-            pdfium_c.FPDFTextObj_GetTextRenderMode(obj) != pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
-        ):
-            continue
-        pdfium_c.FPDFText_GetCharBox(raw, int(indices[first]), left, right, bottom, top)
+        first = int(chars.char_indices[firsts[k]])
+        pdfium_c.FPDFText_GetCharBox(raw, first, left, right, bottom, top)
         x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
         if any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in images):
             continue  # the OCR layer of a scan
         if hidden is None:
             hidden = np.zeros(len(codes), dtype=bool)
-        hidden[a:b] = True
+        hidden[bounds[k] : bounds[k + 1]] = True
     return hidden
 
 
