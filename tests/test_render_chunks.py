@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
 import pytest
 
 from pagefleet.layout.render import (
     ChunkLayout,
+    _write,
+    _written,
     find_furniture,
     prepare,
     render_chunks,
@@ -180,7 +183,7 @@ def test_merged_statistics_are_the_whole_documents(seed: int) -> None:
     # The furniture the chunks decided, line by line, is the whole document's.
     furniture = find_furniture(pages)
     offset = 0
-    found = set()
+    found: set[tuple[int, int, int]] = set()
     for chunk in chunks:
         assert chunk.stats is not None
         for pi, margin in enumerate(chunk.margin):
@@ -215,3 +218,31 @@ def test_the_body_size_tie_goes_to_the_size_seen_first() -> None:
     whole, _ = prepare([ChunkLayout.of(pages, ())], 3)
     assert doc.body_size == whole.body_size == 10.0
     assert render_chunks(chunked) == render_document(pages)
+
+
+def test_a_writing_redone_from_a_page_twice_is_the_writing_done_afresh() -> None:
+    # Bookmarks that appear on one page and then another of a chunk already written: each time
+    # the chunk is written again from that page only, and must come out as if written afresh.
+    pages, outline = generated(5)
+    chunk = ChunkLayout.of(pages[:12], outline)
+    doc, _ = prepare([chunk], len(pages))
+    marked = dict(doc.bookmarked)
+    for pi, level in ((2, 2), (7, 0), (4, 1)):
+        number = pages[pi]["number"]
+        for bi, block in enumerate(pages[pi]["blocks"]):
+            if "lines" in block and not block.get("fig"):
+                marked[number, bi] = level
+        by_page: dict[int, dict[tuple[int, int], int]] = {}
+        for ref, lvl in marked.items():
+            by_page.setdefault(ref[0], {})[ref] = lvl
+        doc = replace(doc, bookmarked=dict(marked), by_page=by_page)
+        before = chunk.written
+        assert before is not None
+        again = _written(chunk, doc)
+        assert again is not before and again.pages[0] is before.pages[0]  # not from the start
+        chunk.written = again
+        afresh = _write(chunk, doc, None, 0, 0)
+        assert again.writer.parts == afresh.writer.parts
+        assert again.counts == afresh.counts
+        assert [p.parts for p in again.pages] == [p.parts for p in afresh.pages]
+        assert again.states == afresh.states

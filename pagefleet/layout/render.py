@@ -10,8 +10,9 @@ footnotes that run across a page or chunk break.
   those are furniture, :class:`_Stats`: compact counts that :class:`_Analysis` merges into the
   document's facts, exactly as if they were counted over the whole document.
 - A chunk is written (:func:`_write`) against the analysis known when it is prepared, and the
-  writing records every answer it took from it (:class:`_Answers`). When the chunks are all in,
-  a chunk whose answers the final analysis changes is written again.
+  writing records, page by page, every answer it took from it (:class:`_Page`). When the
+  analysis changes (more chunks landed, or all), a chunk is written again from its first page
+  whose answers changed, until the writer is back in the state the old writing was in.
 - :func:`_stitch` joins the chunks' writing: across a boundary the writer replays the next
   chunk's blocks from the state the chunk before left until it is in the state that chunk's own
   writing was in, and takes the rest of that writing as it is.
@@ -26,7 +27,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Container, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pagefleet.layout.schema import Block, Line, OutlineEntry, Page, Span, TextBlock
 from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_size, line_text
@@ -105,8 +106,7 @@ def prepare(chunks: Sequence[ChunkLayout], total: int) -> tuple[_Analysis, list[
     doc = _Analysis.of(chunks)
     written: list[_Written] = []
     for chunk in chunks:
-        if chunk.written is None or not chunk.written.holds(chunk, doc):
-            chunk.written = _write(chunk, doc)
+        chunk.written = _written(chunk, doc)
         written.append(chunk.written)
     return doc, written
 
@@ -296,59 +296,101 @@ class _Asked:
         return found
 
 
-@dataclass
-class _Answers:
-    """What one chunk's writing took from the analysis."""
-
-    body: float
-    bookmarked: dict[_Ref, int]
-    levels: dict[_Style, int]
-    words: dict[str, bool]
-
-
 # A block for the writer: (kind, block, page number, heading level); kind is "table",
 # "figure", "note" or "text".
 _Event = tuple[str, Block, int, int | None]
 
 
 @dataclass
+class _Page:
+    """Where a chunk's writing stood as one of its pages began, and what the page's blocks
+    took from the analysis: a writing is redone from its first page whose answers changed."""
+
+    writer: _Writer  # a copy as the page began; its parts are the last part written then
+    event: int  # index of the page's first block in the chunk's events
+    parts: int  # parts written before the page
+    bookmarked: dict[_Ref, int]
+    levels: dict[_Style, int] = field(default_factory=dict)
+    words: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass
 class _Written:
     """A chunk written against an analysis: the writer as its last block left it (the parts
-    written, a paragraph maybe still open), and per block what went in and the state after."""
+    written, a paragraph maybe still open), per block what went in and the state after, and
+    per page where the writing stood and the answers it took."""
 
     stats: _Stats
-    answers: _Answers
+    body: float
+    pages: list[_Page]
     writer: _Writer
     events: list[_Event]
     states: list[_State]
     counts: list[int]  # parts written after each block
     joined: _Joined
 
-    def holds(self, chunk: ChunkLayout, doc: _Analysis) -> bool:
-        """Whether ``doc`` gives every answer this writing took (then it writes the same)."""
-        answers = self.answers
-        return (
-            self.stats is chunk.stats
-            and answers.body == doc.body_size
-            and answers.bookmarked == doc.bookmarked_on(chunk.numbers)
-            and all(doc.levels.get(s) == level for s, level in answers.levels.items())
-            and all((w in doc.vocabulary) == found for w, found in answers.words.items())
-        )
+    def stale(self, chunk: ChunkLayout, doc: _Analysis) -> tuple[int, int] | None:
+        """The first and last page whose answers ``doc`` changes; None: it writes the same."""
+        changed = [
+            i
+            for i, (page, done) in enumerate(zip(chunk.pages, self.pages, strict=True))
+            if done.bookmarked != doc.by_page.get(page["number"], {})
+            or any(doc.levels.get(s) != level for s, level in done.levels.items())
+            or any((w in doc.vocabulary) != found for w, found in done.words.items())
+        ]
+        return (changed[0], changed[-1]) if changed else None
 
 
-def _write(chunk: ChunkLayout, doc: _Analysis) -> _Written:
-    """The chunk's blocks through a writer that starts as at a document's start."""
+def _written(chunk: ChunkLayout, doc: _Analysis) -> _Written:
+    """The chunk's writing against ``doc``: as it was where that takes the same answers."""
+    assert chunk.stats is not None
+    old = chunk.written
+    if old is None or old.stats is not chunk.stats or old.body != doc.body_size:
+        return _write(chunk, doc, None, 0, 0)
+    stale = old.stale(chunk, doc)
+    return old if stale is None else _write(chunk, doc, old, *stale)
+
+
+def _write(
+    chunk: ChunkLayout, doc: _Analysis, old: _Written | None, start: int, last: int
+) -> _Written:
+    """The chunk's blocks through a writer that starts as at a document's start; or ``old``
+    written again from page ``start`` until, past page ``last``, the writer is in the state
+    ``old`` was in at the end of a page (from there ``old`` goes on as the new writing would)."""
     assert chunk.stats is not None
     stats = chunk.stats
-    answers = _Answers(doc.body_size, doc.bookmarked_on(chunk.numbers), {}, {})
     asked = _Asked(doc.vocabulary)
-    answers.words = asked.words
-    out = _Writer(asked)
-    events: list[_Event] = []
-    states: list[_State] = []
-    counts: list[int] = []
-    for pi, page in enumerate(chunk.pages):
+    if old is None:
+        out = _Writer(asked)
+        before: list[_Part] = []
+        pages: list[_Page] = []
+        events: list[_Event] = []
+        states: list[_State] = []
+        counts: list[int] = []
+    else:
+        snap = old.pages[start]
+        out = snap.writer.resume(asked, snap.writer.parts[-1] if snap.writer.parts else None)
+        before = old.writer.parts[: snap.parts - 1] if snap.parts else []
+        pages = old.pages[:start]
+        events = old.events[: snap.event]
+        states = old.states[: snap.event]
+        counts = old.counts[: snap.event]
+    for pi in range(start, len(chunk.pages)):
+        page = chunk.pages[pi]
         number = page["number"]
+        if old is not None and pi > last and pages and states:
+            j = len(states) - 1
+            if states[j] == old.states[j]:
+                # In step again: the rest of ``old`` is what the writing would be.
+                return _caught_up(old, pi, before + out.parts, pages, events, states, counts)
+        done = _Page(
+            out.resume(asked, out.parts[-1] if out.parts else None),
+            len(events),
+            len(before) + len(out.parts),
+            doc.by_page.get(number, {}),
+        )
+        pages.append(done)
+        asked.words = done.words
         blocks: list[Block] = []
         refs: list[int] = []
         for bi, block in enumerate(page["blocks"]):
@@ -368,11 +410,11 @@ def _write(chunk: ChunkLayout, doc: _Analysis) -> _Written:
                 kind = "table"
             elif block.get("fig"):
                 kind = "figure"
-            elif i in notes and ref not in answers.bookmarked:
+            elif i in notes and ref not in done.bookmarked:
                 kind = "note"
             else:
                 kind = "text"
-                level = answers.bookmarked.get(ref)
+                level = done.bookmarked.get(ref)
                 shape = None if page["ocr"] else stats.shapes[ref]
                 style = (
                     None
@@ -380,13 +422,38 @@ def _write(chunk: ChunkLayout, doc: _Analysis) -> _Written:
                     else _shape_style(shape, doc.body_size)
                 )
                 if style is not None:
-                    level = answers.levels[style] = doc.levels[style]
+                    level = done.levels[style] = doc.levels[style]
             event = (kind, block, number, level)
             out.apply(event)
             events.append(event)
             states.append(out.state(number))
-            counts.append(len(out.parts))
-    return _Written(stats, answers, out, events, states, counts, _Joined.of(out.parts))
+            counts.append(len(before) + len(out.parts))
+    out.parts = before + out.parts
+    return _Written(stats, doc.body_size, pages, out, events, states, counts, _Joined.of(out.parts))
+
+
+def _caught_up(
+    old: _Written,
+    pi: int,
+    parts: list[_Part],
+    pages: list[_Page],
+    events: list[_Event],
+    states: list[_State],
+    counts: list[int],
+) -> _Written:
+    """``old`` with its pages before ``pi`` written again (``parts`` and the rest), in the
+    state ``old`` was in as page ``pi`` began."""
+    j = len(events) - 1
+    k = old.counts[j]
+    # The last part both have written may still grow in ``old`` (a heading's second line).
+    parts = (parts[:-1] if k else parts) + old.writer.parts[k - 1 if k else 0 :]
+    shift = counts[j] - k
+    pages += [replace(p, parts=p.parts + shift) for p in old.pages[pi:]]
+    events += old.events[j + 1 :]
+    states += old.states[j + 1 :]
+    counts += [c + shift for c in old.counts[j + 1 :]]
+    writer = replace(old.writer, parts=parts)
+    return _Written(old.stats, old.body, pages, writer, events, states, counts, _Joined.of(parts))
 
 
 def _stitch(written: Sequence[_Written], doc: _Analysis) -> str:
