@@ -4,7 +4,8 @@ Per document and overall:
 
 - in-order word recall: share of the words of pdfium's text layer of the visible page (less
   the header/footer lines the renderer removed) found in the Markdown in the same order (exact
-  longest common subsequence over words, bit-parallel);
+  longest common subsequence over words, bit-parallel), the Markdown's words first cut where
+  pdfium cuts them (:func:`recut`: a sub- or superscript pdfium cuts off or glues on);
 - order-free recall: the same words counted as a multiset, order ignored (adjacent leftover
   words of one side that join into a leftover word of the other match it: a subscript pdfium
   cuts off or glues on);
@@ -165,6 +166,57 @@ def lcs_length(a: list[str], b: list[str]) -> int:
         u = v & masks.get(word, 0)
         v = ((v + u) | (v - u)) & full
     return len(a) - v.bit_count()
+
+
+def recut(reference: list[str], found: list[str]) -> list[str]:
+    """``found`` with its words cut where ``reference`` cuts them (see :func:`_rejoined`).
+
+    Where adjacent unmatched reference words join into an unmatched found word (``r n`` for
+    ``rn``, R to the n-th: pdfium puts a superscript on a line of its own) that found word is
+    cut into them; where adjacent unmatched found words join into an unmatched reference word
+    (``qslr et`` for pdfium's ``qslret``) they become that word. In-order recall then compares
+    both sides cut alike, as order-free recall does.
+    """
+    ref, got = Counter(reference), Counter(found)
+    common = ref & got
+    missing, extra = ref - common, got - common
+    pieces_of: dict[str, list[list[str]]] = {}
+    for n in range(_MAX_PIECES, 1, -1):
+        for i in range(len(reference) - n + 1):
+            run = reference[i : i + n]
+            if missing[run[0]] <= 0 or any(missing[w] < k for w, k in Counter(run).items()):
+                continue
+            joined = "".join(run)
+            if extra[joined] > 0:
+                missing.subtract(run)
+                extra[joined] -= 1
+                pieces_of.setdefault(joined, []).append(run)
+    joins: dict[int, int] = {}  # start in found -> words joined there
+    taken: set[int] = set()
+    for n in range(_MAX_PIECES, 1, -1):
+        for i in range(len(found) - n + 1):
+            run = found[i : i + n]
+            if extra[run[0]] <= 0 or any(extra[w] < k for w, k in Counter(run).items()):
+                continue
+            if taken.intersection(range(i, i + n)):
+                continue
+            joined = "".join(run)
+            if missing[joined] > 0:
+                extra.subtract(run)
+                missing[joined] -= 1
+                joins[i] = n
+                taken.update(range(i, i + n))
+    out: list[str] = []
+    i = 0
+    while i < len(found):
+        if i in joins:
+            out.append("".join(found[i : i + joins[i]]))
+            i += joins[i]
+            continue
+        cuts = pieces_of.get(found[i])
+        out.extend(cuts.pop() if cuts else [found[i]])
+        i += 1
+    return out
 
 
 @dataclass
@@ -381,7 +433,7 @@ class Score:
                 return value
             return words(value) if plain else markdown_words(value)
 
-        found = as_words(markdown_or_words)
+        found = recut(reference, as_words(markdown_or_words))
         markdown = markdown_or_words if isinstance(markdown_or_words, str) and not plain else ""
         return cls(
             in_order=ordered_recall(reference, found),

@@ -45,6 +45,23 @@ def test_order_free_recall_forgives_a_word_cut_elsewhere() -> None:
     assert quality.bag_recall(["a", "b"], ["a"]) == 0.5
 
 
+def test_in_order_recall_compares_words_cut_alike() -> None:
+    # pdfium puts R's superscript n on a line of its own ("r n"), the Markdown has "rn"; it
+    # glues a subscript to the next word ("qslret"), the Markdown has "qslr et".
+    reference = ["in", "r", "n", "ist", "qslret", "m", "r", "n"]
+    found = ["in", "rn", "ist", "qslr", "et", "m", "rn"]
+    assert quality.ordered_recall(reference, found) == 3 / 8
+    recut = quality.recut(reference, found)
+    assert recut == reference
+    assert quality.ordered_recall(reference, recut) == 1.0
+    # Words cut alike stay as they are; a word truly missing or moved still costs.
+    assert quality.recut(["a", "b", "c"], ["c", "a"]) == ["c", "a"]
+    assert (
+        quality.ordered_recall(["r", "n", "x"], quality.recut(["r", "n", "x"], ["x", "rn"]))
+        == 2 / 3
+    )
+
+
 def test_lcs_matches_dynamic_programming() -> None:
     rng = random.Random(5)
     for _ in range(300):
