@@ -11,7 +11,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from pagefleet.layout import render_document
-from pagefleet.layout.schema import Page
+from pagefleet.layout.schema import Line, Page
 from pagefleet.settings import Settings
 from runner.converters.text_layer import (
     NAME,
@@ -394,3 +394,25 @@ def test_a_two_column_index_is_not_a_table(tmp_path: Path) -> None:
     positions = [md.index(f"Leftentry{k:02d}") for k in range(30)]
     positions += [md.index(f"Rightentry{k:02d}") for k in range(30)]
     assert positions == sorted(positions)
+
+
+def test_a_line_cut_at_a_combining_mark_is_joined_again() -> None:
+    # thai-math-exam: pdfium breaks the line before a vowel or tone mark set above its
+    # consonant, and the mark's box overlaps the letter before it, so the pieces of one line
+    # ("และต" / "ั้" / "งฉาก...") stayed apart and words came out split over paragraphs. No
+    # font fpdf2 can embed here sets Thai, and pdfium joins Latin marks itself: these are the
+    # page's own lines.
+    from pagefleet.layout.segment import line_text, page_blocks
+
+    def line(box: list[float], text: str) -> Line:
+        return {"bbox": box, "spans": [{"t": text, "s": 13.4, "b": True}]}
+
+    blocks = page_blocks(
+        [
+            line([164.0, 60.0, 263.0, 78.0], "ในข้อดังกล่าว และต"),
+            line([259.0, 62.0, 266.0, 78.0], "ั้"),
+            line([262.0, 62.0, 364.0, 78.0], "งฉากกับระนาบที่ผ่าน ij"),
+        ]
+    )
+    assert len(blocks) == 1 and "lines" in blocks[0]
+    assert [line_text(ln) for ln in blocks[0]["lines"]] == ["ในข้อดังกล่าว และตั้งฉากกับระนาบที่ผ่าน ij"]

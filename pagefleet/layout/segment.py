@@ -7,6 +7,7 @@ from the PDF text layer and lines from OCR. Only one page is ever looked at (rul
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_right
 from itertools import pairwise
 from statistics import median
@@ -191,7 +192,15 @@ def _same_row(a: Line, b: Line) -> bool:
     (_, ay0, ax1, ay1), (bx0, by0, _, by1) = a["bbox"], b["bbox"]
     overlap = min(ay1, by1) - max(ay0, by0)
     gap = bx0 - ax1
-    return overlap >= 0.6 * min(ay1 - ay0, by1 - by0) and -1.0 <= gap <= line_size(b)
+    size = line_size(b)
+    # A combining mark (a Thai vowel or tone above its consonant) overlaps the letter it
+    # sits on; the text layer may cut the line before or after it.
+    least = -size if _marked(line_text(a)[-1:]) or _marked(line_text(b)[:1]) else -1.0
+    return overlap >= 0.6 * min(ay1 - ay0, by1 - by0) and least <= gap <= size
+
+
+def _marked(char: str) -> bool:
+    return bool(char) and unicodedata.category(char).startswith("M")
 
 
 def reading_order(lines: list[Line]) -> list[list[Line]]:
