@@ -29,8 +29,10 @@ run: $(STAMP)
 up: $(STAMP)
 	$(VENV)/bin/pagefleet up $(if $(WORKERS),--workers $(WORKERS))
 
+# One test file per process (a file's module fixtures, such as the corpus run or the moto apply,
+# are made once), as many processes as cores.
 test: $(STAMP)
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
