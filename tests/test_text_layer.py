@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +20,6 @@ from runner.converters.text_layer import (
     extract_pages,
 )
 from tests import layout_pdfs
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
 
 def _chunked(pdf: Path, folder: Path, size: int, ocr: OcrMode = "auto") -> list[Page]:
@@ -86,24 +83,6 @@ def test_converter_reports_layouts(tmp_path: Path) -> None:
     assert [p.number for p in pages] == [5, 6, 7]
     assert [p.layout for p in pages] == extract_pages(pdf, 5, ocr="off")
     assert not any(p.ocr for p in pages)
-
-
-def _corpus() -> list[Path]:
-    return sorted(CORPUS.glob("*.pdf")) if CORPUS.is_dir() else []
-
-
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus folder {CORPUS} is absent")
-@pytest.mark.parametrize("pdf", _corpus(), ids=lambda p: p.stem)
-def test_corpus_chunks_are_invisible(tmp_path: Path, pdf: Path) -> None:
-    # OCR is slow on two cores; tests/test_ocr.py checks that OCRed pages chunk alike.
-    whole = extract_pages(pdf, 1, ocr="off")
-    chunked = _chunked(pdf, tmp_path, 16, ocr="off")
-    assert chunked == whole
-    # CPU time, not wall time: other test runs share this machine's two cores.
-    started = time.process_time()
-    markdown = render_document(chunked)
-    assert time.process_time() - started < 0.5
-    assert markdown == render_document(whole)
 
 
 def _linked_and_turned(folder: Path) -> Path:
