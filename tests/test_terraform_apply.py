@@ -162,6 +162,14 @@ def _settings(moto_server: MotoServer, applied: dict[str, Any], **extra: Any) ->
     )
 
 
+def _local_stack(moto_server: MotoServer, applied: dict[str, Any], tag: str) -> Stack:
+    """What `pagefleet up` makes from the same definition, beside what Terraform made."""
+    name = f"{applied['name']}{tag}"
+    return create_stack(
+        Settings(endpoint_url=moto_server.url, queue_prefix=name, bucket=f"{name}-local")
+    )
+
+
 def _attributes(sqs: Any, url: str) -> dict[str, str]:
     return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
 
@@ -197,13 +205,7 @@ def test_queues_read_back_equal_the_stack_definition_and_the_local_stack(
 ) -> None:
     settings = _settings(moto_server, applied)
     sqs = aws.client("sqs", settings)
-    local = create_stack(
-        Settings(
-            endpoint_url=moto_server.url,
-            queue_prefix=f"{applied['name']}l",
-            bucket=f"{applied['name']}-local",
-        )
-    )
+    local = _local_stack(moto_server, applied, "l")
     for spec in stack.queue_specs(settings):
         url, dlq_url = (
             applied["queue_urls"][spec.role],
@@ -237,13 +239,7 @@ def test_notifications_read_back_equal_the_stack_definition_and_the_local_stack(
         for n in stack.notification_specs()
     }
     assert _notification_rules(s3, applied["bucket_name"]) == wanted
-    local = create_stack(
-        Settings(
-            endpoint_url=moto_server.url,
-            queue_prefix=f"{applied['name']}n",
-            bucket=f"{applied['name']}-localn",
-        )
-    )
+    local = _local_stack(moto_server, applied, "n")
     assert _notification_rules(s3, local.settings.bucket) == wanted
 
 
