@@ -20,6 +20,23 @@ from pagefleet.submission import await_records
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 _names = itertools.count()
 
+# The files that take longest, longest first (quiet 2-core machine: the moto apply ~110 s, most
+# of it waiting on the provider; the image's pip replay ~45 s; terraform test ~40 s; the corpus
+# ~45 s). `make test` hands files to its processes in this order, so none is left running one
+# of these alone at the end.
+LONGEST_FIRST = (
+    "test_terraform_apply.py",
+    "test_runner_image.py",
+    "test_corpus.py",
+    "test_terraform.py",
+    "test_pipeline.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable within a file
+
 
 def corpus_dir(kind: str) -> Path:
     folder = CORPUS / kind
