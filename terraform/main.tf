@@ -32,6 +32,11 @@ locals {
     PAGEFLEET_MAX_PAGES    = tostring(local.stack.settings.max_pages)
     PAGEFLEET_MAX_BYTES    = tostring(local.stack.settings.max_bytes)
     PAGEFLEET_MAX_ATTEMPTS = tostring(local.stack.settings.max_attempts)
+    # The splitter cuts chunks by what they will cost the runners (pagefleet/costs.py): their
+    # converter's page costs, spread over every worker the fleet can run at once, not over the
+    # Lambda's own cores with the CPU converter's costs.
+    PAGEFLEET_CONVERTER   = local.runner_env.PAGEFLEET_CONVERTER
+    PAGEFLEET_FLEET_LANES = tostring(local.scaling.max_runners * var.workers_per_gpu)
   }
 
   # The runners module adds what its task layout decides: the sidecar's

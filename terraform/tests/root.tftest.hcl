@@ -73,6 +73,14 @@ run "pipeline_without_runners" {
   }
 
   assert {
+    condition = (
+      local.handler_env.PAGEFLEET_CONVERTER == "marker" &&
+      local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.max_runners * 3)
+    )
+    error_message = "the splitter plans chunks for the runners: marker's costs over max_runners x workers_per_gpu lanes"
+  }
+
+  assert {
     condition     = output.ecr_repository_url == null && output.cluster_name == null
     error_message = "create_runners = false plans no runner"
   }
