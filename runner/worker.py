@@ -265,7 +265,7 @@ async def run_worker(settings: Settings, state_file: Path | None = None) -> None
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     state = os.environ.get("PAGEFLEET_WORKER_STATE_FILE")
     asyncio.run(run_worker(Settings(), Path(state) if state else None))
 
