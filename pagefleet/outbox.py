@@ -49,6 +49,11 @@ def _newer(owner: tuple[str, str] | None, source: Source) -> bool:
 def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source: Source) -> None:
     job_id = source.job_id
     meta = {_JOB: job_id, _UPLOADED: _upload_order(source)}
+    try:  # most keys are new: write first, look only if the key is taken (one request saved)
+        bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
+        return
+    except PreconditionFailed:
+        pass
     for _ in range(5):
         head = bucket.head(key)
         owner = _owner(head)
