@@ -173,10 +173,10 @@ class Worker:
         with tempfile.TemporaryDirectory(prefix="pagefleet-chunk-") as tmp:
             pdf_path, assets_dir = Path(tmp) / "chunk.pdf", Path(tmp) / "assets"
             assets_dir.mkdir()
-            convert_started: float | None = None
+            convert_started = time.perf_counter()
             try:
                 pdf_path.write_bytes(await self._chunk_pdf(bucket, message))
-                convert_started = time.perf_counter()
+                convert_started = time.perf_counter()  # the download is not conversion
                 pages_json = await self.conversion.convert(
                     pdf_path, message.chunk.first_page, assets_dir
                 )
@@ -184,9 +184,7 @@ class Worker:
                 failed = ChunkResult(
                     status="failed",
                     error=ErrorInfo(code=exc.code, message=exc.message),
-                    convert_s=0.0
-                    if convert_started is None
-                    else time.perf_counter() - convert_started,
+                    convert_s=time.perf_counter() - convert_started,
                     finished_at=time.time(),
                     **base,  # type: ignore[arg-type]
                 )
