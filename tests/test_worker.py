@@ -113,9 +113,7 @@ def test_a_body_that_is_no_chunk_message_is_left_for_the_dlq(
         time.sleep(0.05)
 
     # Burst: it stops once the queue answers empty, so it must not stop at the stray body.
-    worker = _start_worker(no_runner, tmp_path / "state.json", burst=True)
-    _, stderr = worker.communicate(timeout=60)
-    assert worker.returncode == 0, stderr.decode()
+    stderr = _burst_worker(no_runner, tmp_path)
     assert b"not a chunk message, left for the DLQ" in stderr
     assert wait_for_record(bucket, "beside-a-stray").status == "done"
     assert _queue_counts(no_runner) == (0, 1)  # the stray body: leased, not deleted
