@@ -353,3 +353,34 @@ def two_column_form(folder: Path) -> Path:
     path = folder / "two_column_form.pdf"
     pdf.output(str(path))
     return path
+
+
+CAPTION = (
+    "CAPSTART Canister shot is a tin cylinder with iron heads, filled with balls packed in "
+    "sawdust; the heads are movable and the edges of the tin are turned over them. CAPEND"
+)
+
+
+def captions_beside_text(folder: Path) -> Path:
+    """A column of body text whose left side holds captions in a smaller font, justified,
+    ending a few points short of where the body text starts (an illustrated book's page:
+    pypdf's vicksburg-scan-ocr page 3), under an opening line that runs across both sides,
+    written in two pieces (an OCR layer cuts it at the illustration's edge): its left piece
+    first, its right piece last, after the body text."""
+    pdf = _new()
+    pdf.set_font("Helvetica", "", 10)
+    top = pdf.get_y()
+    # fpdf2 keeps a 1 mm cell margin inside each cell: the captions' text ends at 78 mm and
+    # the body's starts at 79.5 mm, 4 pt apart; the opening line's pieces are as far apart.
+    first = "OPENSTART The opening line runs"
+    pdf.text(78 - pdf.get_string_width(first), top + 4, first)
+    pdf.set_font("Helvetica", "", 7)
+    pdf.set_xy(20, top + 30)
+    pdf.multi_cell(59, 3.2, CAPTION, align="J")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_xy(78.5, top + 8)
+    pdf.multi_cell(110, 5.5, "BODYSTART " + LOREM * 3 + "BODYEND", align="J")
+    pdf.text(79.5, top + 4.4, "across the page in two pieces OPENEND")
+    path = folder / "captions_beside_text.pdf"
+    pdf.output(str(path))
+    return path

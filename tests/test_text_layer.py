@@ -395,3 +395,19 @@ def test_a_line_cut_at_a_combining_mark_is_joined_again() -> None:
     )
     assert len(blocks) == 1 and "lines" in blocks[0]
     assert [line_text(ln) for ln in blocks[0]["lines"]] == ["ในข้อดังกล่าว และตั้งฉากกับระนาบที่ผ่าน ij"]
+
+
+def test_captions_a_few_points_from_the_text_column_are_a_column(tmp_path: Path) -> None:
+    # vicksburg-scan-ocr page 3: captions beside an illustration end 4-5 pt from where the
+    # body text's column starts, too close for a gutter between lines of one size; the page
+    # was read row by row, each caption line between two lines of the body. The opening line,
+    # cut in two at the same place, stays one line.
+    md = convert_document(layout_pdfs.captions_beside_text(tmp_path))
+    paragraphs = md.strip().split("\n\n")
+    opening = next(p for p in paragraphs if "OPENSTART" in p)
+    assert opening.endswith("OPENEND") and "\n" not in opening
+    caption = next(p for p in paragraphs if "CAPSTART" in p)
+    assert caption.endswith("CAPEND")
+    body = next(p for p in paragraphs if "BODYSTART" in p)
+    assert body.endswith("BODYEND") and "CAP" not in body and "tin cylinder" not in body
+    assert md.index("OPENEND") < md.index("CAPSTART") < md.index("BODYSTART")

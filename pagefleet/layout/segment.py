@@ -74,7 +74,9 @@ def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
     return out
 
 
-def _regions(boxes: list[Bbox], idx: list[int], out: list[list[int]]) -> None:
+def _regions(
+    boxes: list[Bbox], idx: list[int], out: list[list[int]], joins: set[tuple[int, int]]
+) -> None:
     """Append the regions of ``idx`` in reading order: columns left to right, band by band.
 
     A gutter is a vertical band that almost no line crosses, with text on both sides of it
@@ -82,6 +84,11 @@ def _regions(boxes: list[Bbox], idx: list[int], out: list[list[int]]) -> None:
     bands; within a band the left column is read before the right one. Each side is searched
     again for a gutter of its own (three columns). Without a gutter the region is read row by
     row, so a borderless table reads across.
+
+    A gutter narrower than a line's height (see :func:`_gutter`) is crossed by a line the text
+    layer wrote in two pieces, one on each side, level and of one height, closer than a gutter
+    (an OCR layer cuts lines at an illustration's edge): the pair is added to ``joins`` and
+    reads as one spanning line.
     """
     gutter = _gutter(boxes, idx) if len(idx) >= 4 else None
     if gutter is None:
@@ -90,15 +97,18 @@ def _regions(boxes: list[Bbox], idx: list[int], out: list[list[int]]) -> None:
             out.append(_rows(boxes, idx))
             return
         for band in bands:
-            _regions(boxes, band, out)
+            _regions(boxes, band, out, joins)
         return
     g0, g1 = gutter
     mid = (g0 + g1) / 2
+    pieces = _pieces_across(boxes, idx, g0, g1)
+    joins.update(pieces.items())
+    joined = set(pieces) | set(pieces.values())
 
     def crossing(i: int) -> bool:
-        return boxes[i][0] < g0 and boxes[i][2] > g1
+        return (boxes[i][0] < g0 and boxes[i][2] > g1) or i in joined
 
-    spanning = sorted((i for i in idx if crossing(i)), key=lambda i: boxes[i][1])
+    spanning = sorted((i for i in idx if crossing(i)), key=lambda i: (boxes[i][1], boxes[i][0]))
     tops = [boxes[i][1] for i in spanning]
     sides: list[tuple[list[int], list[int]]] = [([], []) for _ in range(len(spanning) + 1)]
     for i in idx:
@@ -108,14 +118,40 @@ def _regions(boxes: list[Bbox], idx: list[int], out: list[list[int]]) -> None:
     for k, (left, right) in enumerate(sides):
         for part in (left, right):
             if part:
-                _regions(boxes, part, out)
+                _regions(boxes, part, out, joins)
         if k < len(spanning):
-            # Spanning lines with nothing beside them in between (a two-line title) stay one
-            # region.
+            # Spanning lines with nothing beside them in between (a two-line title, the two
+            # pieces of one line) stay one region.
             if k and not sides[k][0] and not sides[k][1]:
                 out[-1].append(spanning[k])
             else:
                 out.append([spanning[k]])
+
+
+def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> dict[int, int]:
+    """Left piece -> right piece of lines cut at a narrow gutter (g0, g1): level (overlapping
+    by most of their height), of one height, and closer than a gutter may be."""
+    unit = median(boxes[i][3] - boxes[i][1] for i in idx)
+    floor = max(0.8 * unit, 4.0)
+    if g1 - g0 >= floor:
+        return {}
+    left = sorted((i for i in idx if g0 - floor < boxes[i][2] <= g1), key=lambda i: boxes[i][1])
+    right = [i for i in idx if g0 <= boxes[i][0] < g1 + floor]
+    pairs: dict[int, int] = {}
+    taken: set[int] = set()
+    for i in left:
+        a = boxes[i]
+        for j in right:
+            b = boxes[j]
+            if j in taken or not 0 <= b[0] - a[2] < floor:
+                continue
+            ha, hb = a[3] - a[1], b[3] - b[1]
+            level = min(a[3], b[3]) - max(a[1], b[1]) >= 0.6 * min(ha, hb)
+            if level and max(ha, hb) < _SIZES_DIFFER * max(min(ha, hb), 1e-6):
+                pairs[i] = j
+                taken.add(j)
+                break
+    return pairs
 
 
 def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
@@ -152,7 +188,7 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
     window = (lo + 0.2 * span, lo + 0.8 * span)
     clipped = [(max(a, window[0]), min(b, window[1])) for a, b in runs]
     for g0, g1 in sorted(clipped, key=lambda r: r[0] - r[1]):
-        if g1 - g0 < max(0.8 * unit, 4.0):
+        if g1 - g0 < max(_NARROW * unit, 2.0):
             break
         left = [i for i in idx if boxes[i][2] <= g1 and boxes[i][0] < g0]
         right = [i for i in idx if boxes[i][0] >= g0 and boxes[i][2] > g1]
@@ -160,9 +196,25 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
             continue
         top = max(min(boxes[i][1] for i in left), min(boxes[i][1] for i in right))
         bottom = min(max(boxes[i][3] for i in left), max(boxes[i][3] for i in right))
-        if bottom - top >= 2 * unit:  # the two sides stand side by side
+        if bottom - top < 2 * unit:  # the two sides do not stand side by side
+            continue
+        if g1 - g0 >= max(0.8 * unit, 4.0) or _sizes_differ(boxes, left, right):
             return g0, g1
     return None
+
+
+# A gap narrower than a line's height is a gutter only between text of different sizes: the
+# captions beside an illustration set a few points short of the body text's column (an
+# illustrated book, a scan's OCR layer). Between lines of one size such a gap is a table's
+# or a form's, whose rows read across.
+_NARROW = 0.25
+_SIZES_DIFFER = 1.25
+
+
+def _sizes_differ(boxes: list[Bbox], left: list[int], right: list[int]) -> bool:
+    a = median(boxes[i][3] - boxes[i][1] for i in left)
+    b = median(boxes[i][3] - boxes[i][1] for i in right)
+    return max(a, b) >= _SIZES_DIFFER * max(min(a, b), 1e-6)
 
 
 def merge_rows(lines: list[Line]) -> list[Line]:
@@ -170,22 +222,31 @@ def merge_rows(lines: list[Line]) -> list[Line]:
     out: list[Line] = []
     for line in lines:
         if out and _same_row(out[-1], line):
-            prev = out[-1]
-            gap = line["bbox"][0] - prev["bbox"][2]
-            spans: list[Span] = [Span(**s) for s in line["spans"]]  # copies: the input stays
-            if gap > 0.15 * line_size(line) and not prev["spans"][-1]["t"].endswith(" "):
-                spans[0]["t"] = " " + spans[0]["t"]
-            a, b = prev["bbox"], line["bbox"]
-            merged: Line = {
-                "bbox": [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])],
-                "spans": prev["spans"] + spans,
-            }
-            if line.get("hy"):
-                merged["hy"] = True
-            out[-1] = merged
+            out[-1] = _joined(out[-1], line)
         else:
             out.append(line)
     return out
+
+
+def _joined(prev: Line, line: Line) -> Line:
+    """One line of ``prev`` and the piece ``line`` right of it."""
+    gap = line["bbox"][0] - prev["bbox"][2]
+    spans: list[Span] = [Span(**s) for s in line["spans"]]  # copies: the input stays
+    if (
+        spans
+        and prev["spans"]
+        and gap > 0.15 * line_size(line)
+        and not prev["spans"][-1]["t"].endswith(" ")
+    ):
+        spans[0]["t"] = " " + spans[0]["t"]
+    a, b = prev["bbox"], line["bbox"]
+    merged: Line = {
+        "bbox": [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])],
+        "spans": prev["spans"] + spans,
+    }
+    if line.get("hy"):
+        merged["hy"] = True
+    return merged
 
 
 def _same_row(a: Line, b: Line) -> bool:
@@ -216,10 +277,21 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
     upright = [i for i, box in enumerate(boxes) if _is_upright(box, lines[i])]
     flat = [i for i in range(len(lines)) if i not in upright]
     regions: list[list[int]] = []
+    joins: set[tuple[int, int]] = set()
     if flat:
-        _regions(boxes, flat, regions)
+        _regions(boxes, flat, regions, joins)
     regions += [[i] for i in upright]
-    return [[lines[i] for i in region] for region in regions if region]
+    out: list[list[Line]] = []
+    for region in regions:
+        ordered: list[Line] = []
+        for k, i in enumerate(region):
+            if k and (region[k - 1], i) in joins and lines[i]["spans"] and ordered[-1]["spans"]:
+                ordered[-1] = _joined(ordered[-1], lines[i])
+            else:
+                ordered.append(lines[i])
+        if ordered:
+            out.append(ordered)
+    return out
 
 
 # A line this many times taller than wide, with this many characters at least, runs upright.
