@@ -291,6 +291,15 @@ def test_an_upright_stamp_does_not_scramble_the_columns(tmp_path: Path) -> None:
     assert "RIGHT" not in left_column and "STAMP" not in left_column
 
 
+def test_an_upright_stamp_is_not_a_heading(tmp_path: Path) -> None:
+    # dpr-multi-column page 1: the arXiv stamp along the margin, set twice the body's size,
+    # came out as the page's `#` heading.
+    md = convert_document(_stamped_columns(tmp_path))
+    stamp = next(line for line in md.splitlines() if "STAMP" in line)
+    assert stamp.startswith("STAMP arXiv")
+    assert not any(line.startswith("#") for line in md.splitlines())
+
+
 GAUGES = [
     ("2005-09-21", "Aswan"),
     ("2005-09-23", "Cairo"),

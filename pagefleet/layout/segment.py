@@ -307,8 +307,26 @@ def _is_upright(box: Bbox, line: Line) -> bool:
 
 def page_blocks(lines: list[Line]) -> list[Block]:
     """A page's blocks in reading order: paragraphs, the labels of a plot as one figure block,
-    and tables without rules."""
-    lines = merge_rows(lines)
+    and tables without rules.
+
+    Lines set upright beside a page of lines set flat (a preprint server's stamp along the
+    margin), larger than the flat text or bold, are figure text too: their size or weight
+    would rank them as headings. Smaller ones stay text (a printer's slug read as a note).
+    """
+    blocks = _page_blocks(merge_rows(lines))
+    upright = [line for line in lines if _is_upright(line["bbox"], line)]
+    if not upright or 2 * len(upright) >= len(lines):
+        return blocks
+    usual = median(line_size(line) for line in lines if not _is_upright(line["bbox"], line))
+    for block in blocks:
+        if "lines" not in block or not all(_is_upright(ln["bbox"], ln) for ln in block["lines"]):
+            continue
+        if any(line_size(ln) > 1.1 * usual or _is_bold(ln) for ln in block["lines"]):
+            block["fig"] = True
+    return blocks
+
+
+def _page_blocks(lines: list[Line]) -> list[Block]:
     # Each figure and table takes part in the reading order as one box (a stand-in line).
     stand_ins: dict[int, Block] = {}
     taken: set[int] = set()
