@@ -384,3 +384,42 @@ def captions_beside_text(folder: Path) -> Path:
     path = folder / "captions_beside_text.pdf"
     pdf.output(str(path))
     return path
+
+
+PARAGRAPH_CELLS = [
+    ("Question", "Passage found by keywords", "Passage found by meaning"),
+    (
+        "HEADONE Which sea lies between England and Ireland?",
+        "KEYONE " + LOREM,
+        "MEANONE " + LOREM,
+    ),
+    (
+        "HEADTWO Who measured the delta's layers?",
+        "KEYTWO " + LOREM,
+        "MEANTWO " + LOREM,
+    ),
+]
+
+
+def paragraph_cells(folder: Path) -> Path:
+    """A table without rules whose cells are paragraphs of several lines (dpr-multi-column
+    page 13: a question, the passage one retriever found, the passage the other found), a
+    header row of one line per cell, and a paragraph under the table."""
+    pdf = _new()
+    pdf.set_font("Helvetica", "", 8)
+    widths = (40, 60, 60)
+    y = pdf.get_y()
+    for row in PARAGRAPH_CELLS:
+        bottom = y
+        x = 20.0
+        for text, width in zip(row, widths, strict=True):
+            pdf.set_xy(x, y)
+            pdf.multi_cell(width - 4, 3.5, text)
+            bottom = max(bottom, pdf.get_y())
+            x += width
+        y = bottom + 4
+    pdf.set_xy(20, y + 6)
+    _para(pdf, "AFTERTABLE " + LOREM)
+    path = folder / "paragraph_cells.pdf"
+    pdf.output(str(path))
+    return path

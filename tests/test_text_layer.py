@@ -420,3 +420,14 @@ def test_captions_a_few_points_from_the_text_column_are_a_column(tmp_path: Path)
     body = next(p for p in paragraphs if "BODYSTART" in p)
     assert body.endswith("BODYEND") and "CAP" not in body and "tin cylinder" not in body
     assert md.index("OPENEND") < md.index("CAPSTART") < md.index("BODYSTART")
+
+
+def test_a_table_of_paragraphs_reads_row_by_row(tmp_path: Path) -> None:
+    # dpr-multi-column page 13: a table without rules whose cells are paragraphs (a question,
+    # the passage each retriever found) was read column by column, every question before
+    # any passage.
+    md = convert_document(layout_pdfs.paragraph_cells(tmp_path))
+    order = ["Question", "keywords", "meaning", "HEADONE", "KEYONE", "MEANONE"]
+    order += ["HEADTWO", "KEYTWO", "MEANTWO", "AFTERTABLE"]
+    places = [md.index(word) for word in order]
+    assert places == sorted(places)

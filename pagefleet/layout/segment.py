@@ -116,9 +116,11 @@ def _regions(
             side = sides[bisect_right(tops, (boxes[i][1] + boxes[i][3]) / 2)]
             side[0 if (boxes[i][0] + boxes[i][2]) / 2 < mid else 1].append(i)
     for k, (left, right) in enumerate(sides):
-        for part in (left, right):
-            if part:
-                _regions(boxes, part, out, joins)
+        # A table whose cells are paragraphs reads row by row, each row's cells left to right.
+        for row in _cell_rows(boxes, left, right) or [(left, right)]:
+            for part in row:
+                if part:
+                    _regions(boxes, part, out, joins)
         if k < len(spanning):
             # Spanning lines with nothing beside them in between (a two-line title, the two
             # pieces of one line) stay one region.
@@ -126,6 +128,29 @@ def _regions(
                 out[-1].append(spanning[k])
             else:
                 out.append([spanning[k]])
+
+
+def _cell_rows(
+    boxes: list[Bbox], left: list[int], right: list[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The rows of a table without rules whose cells are paragraphs, when ``left`` and
+    ``right`` (the two sides of a gutter) are its columns: each side falls into blocks at
+    vertical gaps, the blocks of the two sides start level, one for one, three rows at least,
+    and two rows at least hold a paragraph of several lines on both sides (so lines paired
+    across the gutter, a form's labels, an index's entries, stay columns). Empty otherwise.
+    """
+    if len(left) < 4 or len(right) < 4:
+        return []
+    lb, rb = _bands(boxes, left), _bands(boxes, right)
+    if len(lb) != len(rb) or len(lb) < 3:
+        return []
+    unit = median(boxes[i][3] - boxes[i][1] for i in left + right)
+    for a, b in zip(lb, rb, strict=True):
+        if abs(min(boxes[i][1] for i in a) - min(boxes[i][1] for i in b)) > 0.5 * unit:
+            return []
+    if sum(1 for a, b in zip(lb, rb, strict=True) if len(a) > 1 and len(b) > 1) < 2:
+        return []
+    return list(zip(lb, rb, strict=True))
 
 
 def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> dict[int, int]:
