@@ -1,0 +1,62 @@
+"""The embedded moto server answers as moto does, at a cost that does not grow with the queue:
+deliveries from a deep queue, over HTTP with boto3."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.sqs.models import Queue, sqs_backends
+
+from pagefleet.local import MotoServer
+from pagefleet.settings import Settings
+
+
+def _queue(moto_server: MotoServer, settings: Settings, **attributes: str) -> tuple[Any, str]:
+    sqs = boto3.client("sqs", endpoint_url=moto_server.url, region_name=settings.region)
+    name = f"{settings.queue_prefix}-deep"
+    url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+    return sqs, url
+
+
+def test_a_delivery_from_a_deep_queue_does_not_build_the_queue_attributes(
+    moto_server: MotoServer, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sqs, url = _queue(moto_server, settings)
+    for start in range(0, 500, 10):
+        entries = [{"Id": str(n), "MessageBody": f"m{start + n}"} for n in range(10)]
+        sqs.send_message_batch(QueueUrl=url, Entries=entries)
+    built = 0
+    attributes = Queue.attributes
+
+    def counted(queue: Queue) -> dict[str, Any]:
+        nonlocal built
+        built += 1
+        return attributes.fget(queue)  # type: ignore[attr-defined, no-any-return]
+
+    monkeypatch.setattr(Queue, "attributes", property(counted))
+    delivered = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert len(delivered) == 10
+    # moto's own check built every attribute (three walks of the 500 messages) three times a
+    # message: 30 builds here.
+    assert built == 0
+
+
+def test_a_message_past_the_retention_period_is_still_not_delivered(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    sqs, url = _queue(moto_server, settings, MessageRetentionPeriod="60")
+    sqs.send_message(QueueUrl=url, MessageBody="old")
+    queue = sqs_backends[DEFAULT_ACCOUNT_ID][settings.region].get_queue(
+        f"{settings.queue_prefix}-deep"
+    )
+    [old] = queue._messages
+    old.sent_timestamp -= 61_000  # sent 61 s ago, past the 60 s it is kept
+    assert "Messages" not in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
+    sqs.send_message(QueueUrl=url, MessageBody="new")
+    bodies = [
+        m["Body"] for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    ]
+    assert bodies == ["new"]
