@@ -423,3 +423,26 @@ def paragraph_cells(folder: Path) -> Path:
     path = folder / "paragraph_cells.pdf"
     pdf.output(str(path))
     return path
+
+
+FOOTNOTE = [
+    "Preliminary report of the accident investigation,",
+    "dated November 2018, and the final report, dated",
+    "October 2019, can be found in the docket. NOTEEND",
+]
+
+
+def footnote_superscript(folder: Path) -> Path:
+    """A paragraph, then a footnote of three lines whose number is a superscript in the same
+    font, set the way many producers set text (federal-register): font size 1, each run
+    scaled by its text matrix, the number to 5 pt and the note's words to 7 pt."""
+    pdf = _new()
+    _para(pdf, LOREM)
+    x, y = 20 * 72 / 25.4, 842 - 100 * 72 / 25.4  # PDF points, from the bottom
+    runs = [f"BT /F1 1 Tf 5 0 0 5 {x:.2f} {y + 2:.2f} Tm (1) Tj"]
+    for k, text in enumerate(FOOTNOTE):
+        runs.append(f"7 0 0 7 {x + (3 if k == 0 else 0):.2f} {y - 8 * k:.2f} Tm ({text}) Tj")
+    pdf._out(" ".join(runs) + " ET")  # fpdf2 has no text matrix of its own to scale with
+    path = folder / "footnote_superscript.pdf"
+    pdf.output(str(path))
+    return path

@@ -431,3 +431,15 @@ def test_a_table_of_paragraphs_reads_row_by_row(tmp_path: Path) -> None:
     order += ["HEADTWO", "KEYTWO", "MEANTWO", "AFTERTABLE"]
     places = [md.index(word) for word in order]
     assert places == sorted(places)
+
+
+def test_a_footnote_opening_with_a_superscript_is_one_paragraph(tmp_path: Path) -> None:
+    # federal-register: a footnote's number, a superscript in the note's font scaled by the
+    # text matrix, gave the whole first line its size (5 pt among 7 pt lines), so every
+    # footnote was cut after its first line.
+    pdf = layout_pdfs.footnote_superscript(tmp_path)
+    first = extract_pages(pdf, 1)[0]["blocks"][-1]
+    assert "lines" in first
+    assert [span["s"] for line in first["lines"] for span in line["spans"]] == [7.0] * 3
+    note = next(p for p in convert_document(pdf).split("\n\n") if "Preliminary" in p)
+    assert note.startswith("1Preliminary report") and note.rstrip().endswith("NOTEEND")

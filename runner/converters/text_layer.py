@@ -12,6 +12,7 @@ import math
 import os
 import re
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 from importlib.metadata import version as _dist_version
 from itertools import pairwise
@@ -837,10 +838,16 @@ def _invisible_chars(
 def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any) -> Span:
     """``raw`` of text page ``tp`` (an address) as a layout span; ``matrix`` is scratch."""
     font = raw["font"]
-    size = font["size"]
-    # Many producers set the font size to 1 and scale with the text matrix instead.
-    if _GET_MATRIX(tp, raw["char_start_idx"], ctypes.addressof(matrix)):
-        size *= math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
+    start, end = raw["char_start_idx"], raw["char_end_idx"]
+    size = font["size"] * _scale(tp, start, matrix)
+    last = _char_size(tp, end, matrix) if end > start else 0.0
+    if last > 1.05 * size:
+        # A superscript that opens the span (a footnote's number) in the span's font: the
+        # size of most of its characters, not of its first. (Only a first character smaller
+        # than the last: small capitals after a full-size one keep the first one's size.)
+        sizes = Counter(round(_char_size(tp, i, matrix), 1) for i in range(start, end + 1))
+        del sizes[0.0]
+        size = max(sizes, key=lambda k: (sizes[k], k))
     span: Span = {"t": text, "s": round(size, 1)}
     name = font["name"].lower()
     flags = font["flags"] or 0
@@ -854,6 +861,18 @@ def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any) -> Span:
     if url.startswith(_EXTERNAL):
         span["u"] = url
     return span
+
+
+def _scale(tp: int, index: int, matrix: Any) -> float:
+    """The text matrix's scale at character ``index``: many producers set the font size to 1
+    and scale with the matrix instead."""
+    if _GET_MATRIX(tp, index, ctypes.addressof(matrix)):
+        return math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
+    return 1.0
+
+
+def _char_size(tp: int, index: int, matrix: Any) -> float:
+    return float(_GET_FONT_SIZE(tp, index)) * _scale(tp, index, matrix)
 
 
 def _append(spans: list[Span], span: Span) -> None:
