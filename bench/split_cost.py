@@ -36,7 +36,7 @@ def split_once(path: Path, settings: Settings) -> tuple[float, int, int, float]:
     written = 0
     try:
         costs = measure_pages(doc, settings)
-        plan = plan_by_cost(costs.seconds, plan_policy(settings))
+        plan = plan_by_cost(costs.seconds, plan_policy(settings, costs))
         for _, pdf in cut_chunks(doc, plan):
             written += len(pdf)
     finally:

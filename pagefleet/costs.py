@@ -4,8 +4,9 @@ A page is one of two classes: it has a usable text layer, or it is a scan the co
 OCR (50-1,000 times dearer on a CPU). The test mirrors the text-layer converter's own: an image
 among the page's top-level objects and fewer than 16 letters of text. Loading a page costs
 about 0.3 ms (pdfium parses its content); a page with many objects is not a scan, so only pages
-of few objects and an image get their text counted. A wrong class only unbalances a plan, it
-never changes a result, so the measuring has a time budget past which pages count as text.
+of few objects and an image get their text counted. A text page's seconds follow its characters
+(see :func:`measure_pages`). A wrong estimate only unbalances a plan, it never changes a
+result, so the measuring has a time budget past which pages count as text.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _MIN_TEXT_CHARS = 16
 _SCAN_MAX_OBJECTS = 200
 # Past this many seconds of measuring, the remaining pages are taken as text pages.
 _MEASURE_BUDGET_S = 1.0
+# Text pages whose characters are counted to estimate a text page of the document.
+_CHAR_SAMPLE = 32
 
 
 @dataclass(frozen=True)
@@ -38,40 +41,49 @@ class PageCosts:
     seconds: list[float]
     ocr_pages: list[int]  # 1-based
     measure_s: float
+    text_page_s: float  # what a page with a text layer was estimated at
 
 
 def needs_ocr(doc: pdfium.PdfDocument, index: int) -> bool:
     """Whether page ``index`` (0-based) looks like a scan without a usable text layer."""
+    return _look(doc, index, count=False)[0]
+
+
+def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> tuple[bool, int | None]:
+    """(whether page ``index`` looks like a scan, its characters if ``count``)."""
     try:
         page = doc[index]
     except Exception:  # a page pdfium cannot load fails in the converter, not here
-        return False
+        return False, None
     try:
         raw = page.raw
-        count = pdfium_c.FPDFPage_CountObjects(raw)
-        if count > _SCAN_MAX_OBJECTS:
-            return False
-        if not any(
+        objects = pdfium_c.FPDFPage_CountObjects(raw)
+        scan_like = objects <= _SCAN_MAX_OBJECTS and any(
             pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(raw, i))
             == pdfium_c.FPDF_PAGEOBJ_IMAGE
-            for i in range(count)
-        ):
-            return False
+            for i in range(objects)
+        )
+        if not (scan_like or count):
+            return False, None
         textpage = page.get_textpage()
         try:
-            letters = sum(c.isalnum() for c in textpage.get_text_range())
+            if not scan_like:
+                return False, textpage.count_chars()
+            text = textpage.get_text_range()
         finally:
             textpage.close()
-        return letters < _MIN_TEXT_CHARS
+        scan = sum(c.isalnum() for c in text) < _MIN_TEXT_CHARS
+        return scan, len(text) if count else None
     except Exception:
-        return False
+        return False, None
     finally:
         page.close()
 
 
 def _class_costs(settings: Settings) -> tuple[float, float, bool]:
     """(seconds of a text page, of a scan, whether telling them apart matters) for the
-    configured converter."""
+    configured converter; a text-layer page's seconds are its fixed part (see
+    :func:`measure_pages`)."""
     if settings.converter == "marker":
         text = settings.cost_marker_page_s
         # balanced mode OCRs every page; fast mode only those without a usable text layer.
@@ -85,22 +97,39 @@ def _class_costs(settings: Settings) -> tuple[float, float, bool]:
 
 
 def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
-    """Each page's estimated seconds for the configured converter."""
+    """Each page's estimated seconds for the configured converter.
+
+    The text-layer converter's time on a text page grows with its characters (a fixed part and
+    a part per character; the corpus's pages hold 0-6,000), so a sample of the text pages,
+    spread over the document, has its characters counted (a text page of pdfium each, ~1 ms),
+    and every text page is estimated at the sample's mean: pages of one document are far more
+    alike than documents are.
+    """
     started = time.perf_counter()
     text_s, ocr_s, tell = _class_costs(settings)
+    per_char = settings.converter == "text-layer" and settings.ocr != "force"
     pages = len(doc)
+    sampled = set(range(0, pages, -(-pages // _CHAR_SAMPLE))) if per_char else set()
+    ocr_pages: list[int] = []  # 1-based
+    chars: list[int] = []
+    deadline = started + _MEASURE_BUDGET_S
+    for index in range(pages):
+        if not (tell or index in sampled):
+            continue
+        if time.perf_counter() > deadline:
+            log.warning("page costs: %d of %d pages measured in time", index, pages)
+            break
+        scan, count = _look(doc, index, count=index in sampled)
+        if scan and tell:
+            ocr_pages.append(index + 1)
+        elif count is not None:
+            chars.append(count)
+    if chars:
+        text_s += settings.cost_text_char_s * sum(chars) / len(chars)
     seconds = [text_s] * pages
-    ocr_pages: list[int] = []
-    if tell:
-        deadline = started + _MEASURE_BUDGET_S
-        for index in range(pages):
-            if time.perf_counter() > deadline:
-                log.warning("page costs: %d of %d pages measured in time", index, pages)
-                break
-            if needs_ocr(doc, index):
-                seconds[index] = ocr_s
-                ocr_pages.append(index + 1)
-    return PageCosts(seconds, ocr_pages, time.perf_counter() - started)
+    for number in ocr_pages:
+        seconds[number - 1] = ocr_s
+    return PageCosts(seconds, ocr_pages, time.perf_counter() - started, text_s)
 
 
 def lanes(settings: Settings) -> int:
@@ -109,10 +138,10 @@ def lanes(settings: Settings) -> int:
     return settings.fleet_lanes or settings.workers or os.cpu_count() or 1
 
 
-def plan_policy(settings: Settings) -> PlanPolicy:
-    text_s, _, _ = _class_costs(settings)
+def plan_policy(settings: Settings, costs: PageCosts) -> PlanPolicy:
+    """The plan's knobs for a document whose pages were measured as ``costs``."""
     return PlanPolicy(
-        target_s=settings.chunk_pages * text_s,
+        target_s=settings.chunk_pages * costs.text_page_s,
         min_s=settings.chunk_min_cost_s,
         max_s=settings.chunk_max_cost_s,
         lanes=lanes(settings),

@@ -104,7 +104,7 @@ def _write_manifest(
 ) -> JobManifest:
     """The plan, written before any chunk is sent: a result never precedes its manifest."""
     costs = measure_pages(doc, settings)
-    policy = plan_policy(settings)
+    policy = plan_policy(settings, costs)
     total = sum(costs.seconds)
     manifest = JobManifest(
         job_id=source.job_id,

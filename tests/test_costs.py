@@ -9,7 +9,7 @@ import pypdfium2 as pdfium
 import pytest
 from fpdf import FPDF
 
-from pagefleet.costs import lanes, measure_pages, plan_policy
+from pagefleet.costs import PageCosts, lanes, measure_pages, plan_policy
 from pagefleet.planning import plan_by_cost
 from pagefleet.settings import Settings
 from runner.converters.text_layer import extract_pages
@@ -46,21 +46,21 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return mixed_pdf(tmp_path_factory.mktemp("mixed"))
 
 
-def _measure(path: Path, settings: Settings) -> list[float]:
+def _costs(path: Path, settings: Settings) -> PageCosts:
     doc = pdfium.PdfDocument(str(path))
     try:
-        return measure_pages(doc, settings).seconds
+        return measure_pages(doc, settings)
     finally:
         doc.close()
+
+
+def _measure(path: Path, settings: Settings) -> list[float]:
+    return _costs(path, settings).seconds
 
 
 def test_scans_are_told_apart_as_the_converter_tells_them(mixed: Path) -> None:
     settings = Settings(workers=2)
-    doc = pdfium.PdfDocument(str(mixed))
-    try:
-        costs = measure_pages(doc, settings)
-    finally:
-        doc.close()
+    costs = _costs(mixed, settings)
     scans = [i + 1 for i, kind in enumerate(LAYOUT) if kind == "S"]
     assert costs.ocr_pages == scans
     assert [s == settings.cost_ocr_page_s for s in costs.seconds] == [k == "S" for k in LAYOUT]
@@ -69,7 +69,8 @@ def test_scans_are_told_apart_as_the_converter_tells_them(mixed: Path) -> None:
 
 def test_a_mixed_document_is_cut_by_cost(mixed: Path) -> None:
     settings = Settings(workers=2)
-    chunks = plan_by_cost(_measure(mixed, settings), plan_policy(settings))
+    costs = _costs(mixed, settings)
+    chunks = plan_by_cost(costs.seconds, plan_policy(settings, costs))
     # Each scan is a chunk of its own (a neighbour's text rides along only if it is cheap);
     # the text pages between them are not cut one chunk per page.
     holding = [
@@ -80,12 +81,63 @@ def test_a_mixed_document_is_cut_by_cost(mixed: Path) -> None:
 
 
 def test_ocr_settings_and_converters_set_the_costs(mixed: Path) -> None:
-    assert set(_measure(mixed, Settings(ocr="off"))) == {Settings().cost_text_page_s}
+    [text_page_s] = set(_measure(mixed, Settings(ocr="off")))  # a scan is a text page too
+    assert text_page_s > Settings().cost_text_page_s  # its characters count
     assert set(_measure(mixed, Settings(ocr="force"))) == {Settings().cost_ocr_page_s}
     balanced = Settings(converter="marker", marker_mode="balanced")
     assert set(_measure(mixed, balanced)) == {balanced.cost_marker_page_s}
     fast = _measure(mixed, Settings(converter="marker", marker_mode="fast"))
     assert fast.count(Settings().cost_marker_ocr_page_s) == LAYOUT.count("S")
+
+
+def text_pdf(folder: Path, name: str, pages: int, lines: int) -> Path:
+    pdf = FPDF(unit="pt", format=(420, 600))
+    pdf.set_font("Helvetica", size=9)
+    for number in range(1, pages + 1):
+        pdf.add_page()
+        for line in range(lines):
+            pdf.text(30, 30 + 11 * line, f"Page {number}, line {line}: the river rose at dawn.")
+    path = folder / name
+    pdf.output(str(path))
+    return path
+
+
+def _chars(path: Path) -> list[int]:
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        counts = []
+        for page in doc:
+            textpage = page.get_textpage()
+            counts.append(textpage.count_chars())
+            textpage.close()
+            page.close()
+        return counts
+    finally:
+        doc.close()
+
+
+def test_a_text_page_costs_what_its_characters_say(tmp_path: Path) -> None:
+    settings = Settings(workers=2)
+    sparse = text_pdf(tmp_path, "sparse.pdf", pages=40, lines=5)
+    dense = text_pdf(tmp_path, "dense.pdf", pages=200, lines=50)
+    for path in (sparse, dense):
+        costs = _costs(path, settings)
+        counts = _chars(path)
+        mean = sum(counts) / len(counts)
+        assert costs.text_page_s == pytest.approx(
+            settings.cost_text_page_s + settings.cost_text_char_s * mean, rel=0.02
+        )  # a sample of the pages, and these pages are alike
+        assert set(costs.seconds) == {costs.text_page_s}
+    # Ten times the text a page: ten times the characters' part of its seconds, so the sparse
+    # document fits one chunk and the dense one is spread over the lanes.
+    base = settings.cost_text_page_s
+    dense_part = _costs(dense, settings).text_page_s - base
+    assert dense_part == pytest.approx(10 * (_costs(sparse, settings).text_page_s - base), rel=0.05)
+    chunk_counts = []
+    for path in (sparse, dense):
+        costs = _costs(path, settings)
+        chunk_counts.append(len(plan_by_cost(costs.seconds, plan_policy(settings, costs))))
+    assert chunk_counts[0] == 1 and chunk_counts[1] >= 2
 
 
 def test_lanes_follow_the_fleet_setting_then_the_workers() -> None:
