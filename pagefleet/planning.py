@@ -36,15 +36,20 @@ class PlanPolicy:
         return min(max(target, self.min_s), self.max_s)
 
     def chunk_count(self, total_s: float, pages: int) -> int:
-        """ceil(total / target), rounded up to a multiple of the lanes where that keeps every
-        chunk at the minimum, so the lanes finish together; at most one chunk per page."""
+        """ceil(total / target), made a multiple of the lanes so the lanes finish together:
+        rounded up where that keeps every chunk at the minimum, else down (chunks a little over
+        their aim rather than one lane converting a chunk more than the others); at most one
+        chunk per page."""
         if total_s <= 0:
             return 1
         count = max(1, math.ceil(total_s / self.chunk_target_s(total_s) - 1e-9))
         if count > 1 and self.lanes > 1 and count % self.lanes:
-            rounded = -(-count // self.lanes) * self.lanes
-            if total_s / rounded >= self.min_s:
-                count = rounded
+            up = -(-count // self.lanes) * self.lanes
+            down = count // self.lanes * self.lanes
+            if total_s / up >= self.min_s:
+                count = up
+            elif down and total_s / down <= self.max_s:
+                count = down
         return min(count, pages)
 
 

@@ -79,6 +79,10 @@ def test_the_chunk_count_follows_the_cost_and_is_a_multiple_of_the_lanes() -> No
     chunks = plan_by_cost([TEXT] * 400, POLICY)  # 5.6 s at 0.5 s a chunk: 11.2 -> 12
     assert len(chunks) == 12
     assert max(c.pages for c in chunks) - min(c.pages for c in chunks) <= 1
+    # 3.1 s: 6.2 chunks at the minimum; 8 would each be under it, so 6, three a lane, not 7.
+    chunks = plan_by_cost([3.1 / 400] * 400, POLICY)
+    assert len(chunks) == 6
+    assert min(c.estimated_s for c in chunks) >= POLICY.min_s
 
 
 @pytest.mark.parametrize("seed", range(30))
