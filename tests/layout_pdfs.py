@@ -446,3 +446,30 @@ def footnote_superscript(folder: Path) -> Path:
     path = folder / "footnote_superscript.pdf"
     pdf.output(str(path))
     return path
+
+
+SYMBOLS = [
+    ("Perm(X)", "SYMONE permutations of X"),
+    ("Sym(X)", "SYMTWO symmetric group"),
+    ("Aut(G)", "SYMTHREE automorphisms"),
+    ("Hom(A)", "SYMFOUR homomorphisms"),
+    ("Iso(M)", "SYMFIVE isometries of M"),
+]
+
+
+def symbol_list(folder: Path) -> Path:
+    """A list of symbols, each set larger than what it means beside it, 4 pt to the left of
+    the meaning (a book's list of symbols: GeoTopo, where a formula's tall box makes the
+    symbol's line the taller one), one symbol and its meaning to a row. The symbols are
+    written first, then the meanings, each a little off the other's baseline."""
+    pdf = _new()
+    top = pdf.get_y() + 5
+    pdf.set_font("Helvetica", "", 14)
+    for k, (symbol, _) in enumerate(SYMBOLS):
+        pdf.text(50 - pdf.get_string_width(symbol), top + 8 * k + 0.8, symbol)
+    pdf.set_font("Helvetica", "", 9)
+    for k, (_, meaning) in enumerate(SYMBOLS):
+        pdf.text(51.4, top + 8 * k, meaning)
+    path = folder / "symbol_list.pdf"
+    pdf.output(str(path))
+    return path

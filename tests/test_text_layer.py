@@ -443,3 +443,14 @@ def test_a_footnote_opening_with_a_superscript_is_one_paragraph(tmp_path: Path) 
     assert [span["s"] for line in first["lines"] for span in line["spans"]] == [7.0] * 3
     note = next(p for p in convert_document(pdf).split("\n\n") if "Preliminary" in p)
     assert note.startswith("1Preliminary report") and note.rstrip().endswith("NOTEEND")
+
+
+def test_symbols_beside_their_meanings_read_row_by_row(tmp_path: Path) -> None:
+    # GeoTopo's list of symbols: a symbol's line is taller than its meaning's and ends 4 pt
+    # before it. A narrow gap between lines of different heights is a gutter only where the
+    # two sides' lines also follow at different distances (captions beside body text); here
+    # they pair up row by row, and each symbol stays with its meaning.
+    md = convert_document(layout_pdfs.symbol_list(tmp_path))
+    order = [word for symbol, meaning in layout_pdfs.SYMBOLS for word in (symbol, meaning)]
+    places = [md.index(word) for word in order]
+    assert places == sorted(places)

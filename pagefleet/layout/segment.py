@@ -228,10 +228,12 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
     return None
 
 
-# A gap narrower than a line's height is a gutter only between text of different sizes: the
-# captions beside an illustration set a few points short of the body text's column (an
-# illustrated book, a scan's OCR layer). Between lines of one size such a gap is a table's
-# or a form's, whose rows read across.
+# A gap narrower than a line's height is a gutter only between text of different sizes and
+# leading: the captions beside an illustration set a few points short of the body text's
+# column (an illustrated book, a scan's OCR layer), more lines to the height than the body.
+# Between lines of one size, or lines paired row by row (a symbol and what it means, where a
+# formula's tall box makes one side's lines taller), such a gap is a table's or a form's,
+# whose rows read across.
 _NARROW = 0.25
 _SIZES_DIFFER = 1.25
 
@@ -239,7 +241,21 @@ _SIZES_DIFFER = 1.25
 def _sizes_differ(boxes: list[Bbox], left: list[int], right: list[int]) -> bool:
     a = median(boxes[i][3] - boxes[i][1] for i in left)
     b = median(boxes[i][3] - boxes[i][1] for i in right)
-    return max(a, b) >= _SIZES_DIFFER * max(min(a, b), 1e-6)
+    if max(a, b) < _SIZES_DIFFER * max(min(a, b), 1e-6):
+        return False
+    p = _pitch(boxes, left, 3 * max(a, b))
+    q = _pitch(boxes, right, 3 * max(a, b))
+    if p is None or q is None:
+        return False
+    return max(p, q) >= _SIZES_DIFFER * max(min(p, q), 1e-6)
+
+
+def _pitch(boxes: list[Bbox], side: list[int], most: float) -> float | None:
+    """The usual distance from one line's top to the next one's on ``side`` (paragraph gaps
+    left out); None with fewer than two such steps."""
+    tops = sorted(boxes[i][1] for i in side)
+    steps = [y1 - y0 for y0, y1 in pairwise(tops) if 0 < y1 - y0 < most]
+    return median(steps) if len(steps) >= 2 else None
 
 
 def merge_rows(lines: list[Line]) -> list[Line]:
@@ -335,8 +351,9 @@ def page_blocks(lines: list[Line]) -> list[Block]:
     and tables without rules.
 
     Lines set upright beside a page of lines set flat (a preprint server's stamp along the
-    margin), larger than the flat text or bold, are figure text too: their size or weight
-    would rank them as headings. Smaller ones stay text (a printer's slug read as a note).
+    margin), larger than the flat text, are figure text too: their size would rank them as
+    headings. Others stay text: a printer's slug, read as a note; a form's section label set
+    upright in bold at the text's size ("Tax and Credits"), a run-in heading as before.
     """
     blocks = _page_blocks(merge_rows(lines))
     upright = [line for line in lines if _is_upright(line["bbox"], line)]
@@ -346,7 +363,7 @@ def page_blocks(lines: list[Line]) -> list[Block]:
     for block in blocks:
         if "lines" not in block or not all(_is_upright(ln["bbox"], ln) for ln in block["lines"]):
             continue
-        if any(line_size(ln) > 1.1 * usual or _is_bold(ln) for ln in block["lines"]):
+        if any(line_size(ln) > 1.1 * usual for ln in block["lines"]):
             block["fig"] = True
     return blocks
 
