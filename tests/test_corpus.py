@@ -49,8 +49,9 @@ def test_the_400_page_manual_comes_back_in_page_order(converted) -> None:
     record = records[MANUAL]
     assert record.status == "done" and record.pages == 400
     assert record.plan is not None and record.plan.ocr_pages == []
-    # 400 text pages at the default costs: 5.6 s in chunks of the 0.5 s minimum, 12 for 2 lanes.
-    assert len(record.chunks) == 12
+    # 400 text pages of ~780 characters: 3.1 s, 6.2 chunks of the 0.5 s minimum, 6 for 2 lanes.
+    assert record.plan.estimated_s == pytest.approx(3.1, abs=0.1)
+    assert len(record.chunks) == 6
     pages = [p for c in record.chunks for p in range(c.first_page, c.last_page + 1)]
     assert pages == list(range(1, 401))
     assert (
