@@ -44,13 +44,9 @@ class PageCosts:
     text_page_s: float  # what a page with a text layer was estimated at
 
 
-def needs_ocr(doc: pdfium.PdfDocument, index: int) -> bool:
-    """Whether page ``index`` (0-based) looks like a scan without a usable text layer."""
-    return _look(doc, index, count=False)[0]
-
-
 def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> tuple[bool, int | None]:
-    """(whether page ``index`` looks like a scan, its characters if ``count``)."""
+    """(whether page ``index`` (0-based) looks like a scan without a usable text layer, its
+    characters if ``count``)."""
     try:
         page = doc[index]
     except Exception:  # a page pdfium cannot load fails in the converter, not here
@@ -80,20 +76,24 @@ def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> tuple[bool, in
         page.close()
 
 
-def _class_costs(settings: Settings) -> tuple[float, float, bool]:
-    """(seconds of a text page, of a scan, whether telling them apart matters) for the
-    configured converter; a text-layer page's seconds are its fixed part (see
-    :func:`measure_pages`)."""
+def _class_costs(settings: Settings) -> tuple[float, float, float, bool]:
+    """(seconds of a text page, of each of its characters, of a scan, whether telling them
+    apart matters) for the configured converter."""
     if settings.converter == "marker":
         text = settings.cost_marker_page_s
         # balanced mode OCRs every page; fast mode only those without a usable text layer.
         ocr_where_needed = settings.marker_mode == "fast" and not (
             settings.marker_force_ocr or settings.marker_disable_ocr
         )
-        return text, settings.cost_marker_ocr_page_s, ocr_where_needed
+        return text, 0.0, settings.cost_marker_ocr_page_s, ocr_where_needed
     if settings.ocr == "force":
-        return settings.cost_ocr_page_s, settings.cost_ocr_page_s, False
-    return settings.cost_text_page_s, settings.cost_ocr_page_s, settings.ocr == "auto"
+        return settings.cost_ocr_page_s, 0.0, settings.cost_ocr_page_s, False
+    return (
+        settings.cost_text_page_s,
+        settings.cost_text_char_s,
+        settings.cost_ocr_page_s,
+        settings.ocr == "auto",
+    )
 
 
 def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
@@ -106,10 +106,9 @@ def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
     alike than documents are.
     """
     started = time.perf_counter()
-    text_s, ocr_s, tell = _class_costs(settings)
-    per_char = settings.converter == "text-layer" and settings.ocr != "force"
+    text_s, char_s, ocr_s, tell = _class_costs(settings)
     pages = len(doc)
-    sampled = set(range(0, pages, -(-pages // _CHAR_SAMPLE))) if per_char else set()
+    sampled = set(range(0, pages, -(-pages // _CHAR_SAMPLE))) if char_s else set()
     ocr_pages: list[int] = []  # 1-based
     chars: list[int] = []
     deadline = started + _MEASURE_BUDGET_S
@@ -125,7 +124,7 @@ def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
         elif count is not None:
             chars.append(count)
     if chars:
-        text_s += settings.cost_text_char_s * sum(chars) / len(chars)
+        text_s += char_s * sum(chars) / len(chars)
     seconds = [text_s] * pages
     for number in ocr_pages:
         seconds[number - 1] = ocr_s
