@@ -1,7 +1,10 @@
 """The plain invocation: the converter over each whole document in one process.
 
-Run as ``python -m bench.baseline`` in a fresh process, so its time and peak RSS are the
-converter's alone (no moto server or sampler beside it). Prints one JSON object.
+Run as ``python -m bench.baseline`` in a process of its own, so its time and peak RSS are the
+converter's alone (no moto server or sampler beside it). It converts one round over the files
+each time a line arrives on its stdin and answers each with one JSON line, so the bench can
+measure a round just before each round of the pipeline (the host's speed drifts over minutes)
+while the process stays warm, as one long-lived plain process would.
 """
 
 from __future__ import annotations
@@ -40,30 +43,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.baseline", description=__doc__)
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--converter", default="text-layer")
-    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args(argv)
     started = time.perf_counter()
     convert = plain_converter(args.converter)
     import_s = time.perf_counter() - started
-    seconds: dict[str, list[float]] = {str(f): [] for f in args.files}
-    cpu_seconds: dict[str, list[float]] = {str(f): [] for f in args.files}
-    # Rounds over the whole set, not N in a row per file: a one-off cost (a model loaded on the
-    # first scanned page) lands in one round and the median drops it.
-    for _ in range(args.repeat):
+    for _ in sys.stdin:
+        seconds: dict[str, float] = {}
+        cpu_seconds: dict[str, float] = {}
         for path in args.files:
             t0, cpu0 = time.perf_counter(), time.process_time()
             convert(path)
-            seconds[str(path)].append(time.perf_counter() - t0)
-            cpu_seconds[str(path)].append(time.process_time() - cpu0)
-    json.dump(
-        {
+            seconds[str(path)] = time.perf_counter() - t0
+            cpu_seconds[str(path)] = time.process_time() - cpu0
+        round_ = {
             "import_s": import_s,
             "peak_rss_mb": peak_rss_mb(),
             "seconds": seconds,
             "cpu_seconds": cpu_seconds,
-        },
-        sys.stdout,
-    )
+        }
+        print(json.dumps(round_), flush=True)
     return 0
 
 

@@ -233,6 +233,19 @@ class ResourceSummary(_Model):
     samples: int
 
 
+class PairedRound(_Model):
+    """One round of the pipeline beside the baselines measured just before it: the host's
+    speed drifts over minutes, so each ratio is taken within its round."""
+
+    document: str  # the document E is reported on
+    baseline_s: float  # the plain process on it, this round
+    latency_s: float  # the pipeline on it, alone, this round
+    efficiency: float  # baseline_s / (W x latency_s)
+    xargs_makespan_s: float | None = Field(None, exclude_if=lambda v: v is None)
+    makespan_s: float  # the pipeline, every document at once, this round
+    speedup: float | None = Field(None, exclude_if=lambda v: v is None)  # xargs / makespan
+
+
 class PipelineSummary(_Model):
     """The pipeline at one W."""
 
@@ -242,6 +255,8 @@ class PipelineSummary(_Model):
     cpu: dict[str, PassCpu]  # by pass: "single", "batch"
     harness_cpu_s: dict[str, dict[str, float]]  # by pass, then thread group
     resources: ResourceSummary | None  # None: a deployed stack, not sampled
+    # Runs before the baselines were measured round by round have none.
+    rounds: list[PairedRound] | None = Field(None, exclude_if=lambda v: v is None)
 
 
 class Target(_Model):

@@ -1,11 +1,14 @@
 """The pipeline at one W, measured: a warm-up job, then rounds of two passes.
 
 Each round sends every document alone, one after the other (its latency and pages/s), then all
-of them at once (the throughput of the whole set). Stage times are read after the clock stops.
+of them at once (the throughput of the whole set). Before each round, ``before_round`` runs the
+baselines it is compared with, so that each pair is measured minutes apart at most. Stage times
+are read after the clock stops.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
@@ -46,7 +49,9 @@ def run_pipeline(
     config: BenchConfig,
     sampler: ResourceSampler | None,
     tag: str,
+    before_round: Callable[[int], None] | None = None,
 ) -> PipelineRun:
+    """``before_round(workers)``: called before each round is timed."""
     run = PipelineRun(workers=workers)
     warmup = synthetic_document(config.chunk_pages * 2 * workers, config)
     await_jobs(bucket, submit(bucket, f"{tag}/warmup", [warmup]), config.timeout_s)
@@ -55,6 +60,8 @@ def run_pipeline(
         return sampler.window() if sampler is not None else nullcontext([])
 
     for round_ in range(config.repeat):
+        if before_round is not None:
+            before_round(workers)
         for doc in docs:
             # One window per job: its own CPU by role, and what the rest of the machine took.
             with measured() as window:

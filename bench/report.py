@@ -24,6 +24,7 @@ def markdown(results: BenchResults) -> str:
         [
             *_header(results),
             *_targets(results),
+            *_rounds(results),
             *_overall(results),
             *_xargs(results),
             *_per_document(results),
@@ -72,6 +73,32 @@ def _targets(results: BenchResults) -> list[str]:
     for row in results.targets:
         met = "yes" if row.met else "**no**"
         lines.append(f"| {row.name} | {row.target} | {row.value:g} | {met} |")
+    return lines
+
+
+def _rounds(results: BenchResults) -> list[str]:
+    """Each round beside the baselines measured just before it (what the targets' E and
+    speedup are medians of)."""
+    runs = [run for run in results.pipeline if run.rounds]
+    if not runs:
+        return []
+    lines = [
+        "",
+        "## Round by round (each round just after its baselines; the targets take the median)",
+        "",
+        "| W | round | document | plain s | pipeline s | E | xargs makespan s | pipeline "
+        "makespan s | pipeline / xargs |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        for index, r in enumerate(run.rounds or []):
+            xargs = f"{r.xargs_makespan_s:.2f}" if r.xargs_makespan_s is not None else "-"
+            speedup = f"{r.speedup:.2f}x" if r.speedup is not None else "-"
+            lines.append(
+                f"| {run.workers} | {index + 1} | {r.document} | {r.baseline_s:.2f} | "
+                f"{r.latency_s:.2f} | {r.efficiency:.3f} | {xargs} | {r.makespan_s:.2f} | "
+                f"{speedup} |"
+            )
     return lines
 
 

@@ -1,7 +1,9 @@
-"""One benchmark run, top to bottom: the plain converter, the splitter, the pipeline at each W.
+"""One benchmark run, top to bottom: the splitter alone, then the pipeline at each W, each of
+its rounds just after a round of the plain converter and of ``xargs -P W``.
 
-Workers are warm before anything is timed (:meth:`LocalPipeline.wait_ready` plus one untimed
-warm-up job, see :mod:`bench.pipeline_run`).
+This host's speed drifts by a third over minutes; measured apart, a baseline and the pipeline
+would be compared across that drift. Workers are warm before anything is timed
+(:meth:`LocalPipeline.wait_ready` plus one untimed warm-up job, see :mod:`bench.pipeline_run`).
 """
 
 from __future__ import annotations
@@ -9,12 +11,15 @@ from __future__ import annotations
 import os
 import platform
 import time
+from collections import defaultdict
+from typing import Any
 
 from bench.config import BenchConfig
 from bench.documents import collect_documents
 from bench.models import BenchResults, Host, HostInfo, RunSettings
 from bench.stacks import run_deployed, run_embedded
-from bench.standalone import measure_baseline, measure_split_cost, measure_xargs
+from bench.standalone import PlainRounds, XargsRound, measure_split_cost, xargs_round, xargs_run
+from bench.summary import summarize_pipeline
 from bench.targets import targets
 
 
@@ -33,12 +38,32 @@ def run_bench(config: BenchConfig, command: str) -> BenchResults:
         raise ValueError("nothing to measure: give PDFs, a folder or --synthetic PAGES")
     started = time.time()
     host_before = host_info()
-    baseline = measure_baseline(docs, config)
-    xargs = [measure_xargs(docs, w, config) for w in config.workers] if config.xargs else None
     splits = measure_split_cost(docs, config)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_stack = run_deployed if config.deployed else run_embedded
-    pipeline = run_stack(docs, config, baseline, stamp)
+    baselines: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    xargs_rounds: dict[int, list[XargsRound]] = defaultdict(list)
+    with PlainRounds(docs, config) as plain:
+
+        def before_round(workers: int) -> None:
+            baselines[workers].append(plain.round())
+            if config.xargs:
+                xargs_rounds[workers].append(xargs_round(docs, workers))
+
+        runs = run_stack(docs, config, stamp, before_round)
+        baseline = plain.baseline()
+    xargs = [xargs_run(docs, w, xargs_rounds[w]) for w in config.workers] if config.xargs else None
+    pipeline = [
+        summarize_pipeline(
+            run,
+            docs,
+            baseline,
+            config.chunk_pages,
+            baselines[run.workers],
+            xargs_rounds[run.workers] if config.xargs else None,
+        )
+        for run in runs
+    ]
     return BenchResults(
         command=command,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),

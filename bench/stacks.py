@@ -6,13 +6,13 @@ workers, sampled for CPU and memory; a deployed stack is only reached through it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bench.config import BenchConfig
-from bench.models import Baseline, Document, PipelineSummary
-from bench.pipeline_run import run_pipeline
+from bench.models import Document
+from bench.pipeline_run import PipelineRun, run_pipeline
 from bench.sampling import ResourceSampler
-from bench.summary import summarize_pipeline
 from pagefleet.aws import client
 from pagefleet.local import MotoServer
 from pagefleet.local.pipeline import LocalPipeline
@@ -32,27 +32,29 @@ def deployed_settings(config: BenchConfig) -> Settings:
     return load_settings(**overrides)
 
 
+BeforeRound = Callable[[int], None]
+
+
 def run_deployed(
-    docs: list[Document], config: BenchConfig, baseline: Baseline, stamp: str
-) -> list[PipelineSummary]:
+    docs: list[Document], config: BenchConfig, stamp: str, before_round: BeforeRound
+) -> list[PipelineRun]:
     """Each W on the deployed stack; W only labels the run, the stack has its own workers."""
     settings = deployed_settings(config)
     bucket = Bucket(client("s3", settings), settings.bucket)
-    summaries = []
-    for workers in config.workers:
-        run = run_pipeline(bucket, docs, workers, config, None, f"bench/{stamp}-w{workers}")
-        summaries.append(summarize_pipeline(run, docs, baseline, config.chunk_pages))
-    return summaries
+    return [
+        run_pipeline(bucket, docs, workers, config, None, f"bench/{stamp}-w{workers}", before_round)
+        for workers in config.workers
+    ]
 
 
 def run_embedded(
-    docs: list[Document], config: BenchConfig, baseline: Baseline, stamp: str
-) -> list[PipelineSummary]:
+    docs: list[Document], config: BenchConfig, stamp: str, before_round: BeforeRound
+) -> list[PipelineRun]:
     """Each W on the embedded stack: one moto server, and per W its own bucket and queues."""
     server = MotoServer()
     server.start()
     try:
-        return [_embedded(server, docs, w, config, baseline, stamp) for w in config.workers]
+        return [_embedded(server, docs, w, config, stamp, before_round) for w in config.workers]
     finally:
         server.stop()
 
@@ -62,9 +64,9 @@ def _embedded(
     docs: list[Document],
     workers: int,
     config: BenchConfig,
-    baseline: Baseline,
     stamp: str,
-) -> PipelineSummary:
+    before_round: BeforeRound,
+) -> PipelineRun:
     name = f"bench-w{workers}-{stamp}".lower()
     planning: dict[str, Any] = {}
     if config.chunk_min_cost_s is not None:
@@ -90,10 +92,10 @@ def _embedded(
         sampler.start()
         try:
             bucket = Bucket(stack.s3, pipeline.settings.bucket)
-            run = run_pipeline(bucket, docs, workers, config, sampler, "bench")
+            run = run_pipeline(bucket, docs, workers, config, sampler, "bench", before_round)
         finally:
             sampler.stop()
         run.resources = sampler.summary()
     finally:
         pipeline.stop()
-    return summarize_pipeline(run, docs, baseline, config.chunk_pages)
+    return run

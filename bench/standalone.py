@@ -1,7 +1,8 @@
-"""The converter and the splitter measured alone, each in a fresh interpreter.
+"""The converter and the splitter measured alone, each in an interpreter of its own.
 
-:mod:`bench.baseline` and :mod:`bench.split_cost` run as ``python -m`` children, so their time
-and peak RSS are their own, not this harness's; this module starts them and reads their JSON.
+:mod:`bench.baseline`, :mod:`bench.plain` (under ``xargs``) and :mod:`bench.split_cost` run as
+``python -m`` children, so their time and peak RSS are their own, not this harness's; this
+module starts them and reads their JSON.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,39 +39,85 @@ def run_json(args: list[str]) -> dict[str, Any]:
     return result
 
 
-def measure_baseline(docs: list[Document], config: BenchConfig) -> Baseline:
-    raw = run_json(
-        [
-            "bench.baseline",
-            "--converter",
-            config.converter,
-            "--repeat",
-            str(config.repeat),
-            *(str(d.path) for d in docs),
-        ]
-    )
-    per_document = {}
-    for doc in docs:
-        seconds = raw["seconds"][str(doc.path)]
-        median = statistics.median(seconds)
-        per_document[doc.name] = BaselineDocument(
-            seconds=[round(s, 4) for s in seconds],
-            median_s=round(median, 4),
-            cpu_s=round(statistics.median(raw["cpu_seconds"][str(doc.path)]), 4),
-            pages_per_s=round(doc.pages / median, 3) if median else 0.0,
+class PlainRounds:
+    """The plain converter in a process of its own (:mod:`bench.baseline`), asked for one
+    round over every document at a time: ``with PlainRounds(docs, config) as plain:``."""
+
+    def __init__(self, docs: list[Document], config: BenchConfig) -> None:
+        self.docs = docs
+        self.rounds: list[dict[str, Any]] = []
+        # A file, not a pipe: nothing reads the child's stderr until it fails.
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed in __exit__)
+        self._process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.baseline",
+                "--converter",
+                config.converter,
+                *(str(d.path) for d in docs),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            cwd=Path(__file__).resolve().parents[1],
+            text=True,
         )
-    total_s = sum(d.median_s for d in per_document.values())
-    pages = sum(d.pages for d in docs)
-    return Baseline(
-        what="the converter on each whole document in one fresh process (plain invocation); "
-        "median of the rounds",
-        per_document=per_document,
-        pages=pages,
-        total_s=round(total_s, 4),
-        pages_per_s=round(pages / total_s, 3) if total_s else 0.0,
-        import_s=round(raw["import_s"], 3),
-        peak_rss_mb=round(raw["peak_rss_mb"], 1),
-    )
+
+    def round(self) -> dict[str, Any]:
+        """One round: each document's seconds and CPU seconds, by path."""
+        process = self._process
+        assert process.stdin and process.stdout
+        process.stdin.write("\n")
+        process.stdin.flush()
+        line = process.stdout.readline()
+        if not line:
+            process.wait()
+            self._stderr.seek(0)
+            raise RuntimeError(f"bench.baseline failed: {self._stderr.read()[-2000:]}")
+        raw: dict[str, Any] = json.loads(line)
+        self.rounds.append(raw)
+        return raw
+
+    def baseline(self) -> Baseline:
+        """Every round so far, as the report's baseline (medians of the rounds)."""
+        per_document = {}
+        for doc in self.docs:
+            seconds = [r["seconds"][str(doc.path)] for r in self.rounds]
+            cpu = [r["cpu_seconds"][str(doc.path)] for r in self.rounds]
+            median = statistics.median(seconds)
+            per_document[doc.name] = BaselineDocument(
+                seconds=[round(s, 4) for s in seconds],
+                median_s=round(median, 4),
+                cpu_s=round(statistics.median(cpu), 4),
+                pages_per_s=round(doc.pages / median, 3) if median else 0.0,
+            )
+        total_s = sum(d.median_s for d in per_document.values())
+        pages = sum(d.pages for d in self.docs)
+        return Baseline(
+            what="the converter on each whole document in one long-lived process (plain "
+            "invocation), a round over every document before each round of the pipeline; "
+            "median of the rounds",
+            per_document=per_document,
+            pages=pages,
+            total_s=round(total_s, 4),
+            pages_per_s=round(pages / total_s, 3) if total_s else 0.0,
+            import_s=round(self.rounds[0]["import_s"], 3),
+            peak_rss_mb=round(max(r["peak_rss_mb"] for r in self.rounds), 1),
+        )
+
+    def __enter__(self) -> PlainRounds:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()  # the child's loop ends on EOF
+        try:
+            self._process.wait(30)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._stderr.close()
 
 
 def measure_split_cost(docs: list[Document], config: BenchConfig) -> list[SplitCost]:
@@ -114,36 +163,52 @@ def measure_split_cost(docs: list[Document], config: BenchConfig) -> list[SplitC
     return rows
 
 
-def measure_xargs(docs: list[Document], workers: int, config: BenchConfig) -> XargsRun:
+@dataclass
+class XargsRound:
+    makespan_s: float
+    rows: list[dict[str, Any]]  # bench.plain's line per file
+
+
+def xargs_command(workers: int) -> str:
     """``xargs -P W``: a fresh plain converter process per file, W side by side, each with
-    cores // W OCR threads; the makespan over every file (median of the rounds)."""
+    cores // W OCR threads."""
     threads = max(1, (os.cpu_count() or 1) // workers)
-    root = Path(__file__).resolve().parents[1]
-    command = (
+    return (
         f"xargs -0 -n 1 -P {workers} {shlex.quote(sys.executable)} -m bench.plain "
         f"--ocr-threads {threads}"
     )
+
+
+def xargs_round(docs: list[Document], workers: int) -> XargsRound:
+    """One ``xargs -P W`` pass over every file: its makespan."""
     files = b"".join(str(d.path).encode() + b"\0" for d in docs)
-    makespans: list[float] = []
-    lines: dict[str, list[dict[str, Any]]] = {str(d.path): [] for d in docs}
-    for _ in range(config.repeat):
-        started = time.perf_counter()
-        done = subprocess.run(
-            ["bash", "-c", command], input=files, capture_output=True, check=False, cwd=root
-        )
-        makespans.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise RuntimeError(f"xargs failed: {done.stderr.decode()[-2000:]}")
-        for line in done.stdout.decode().splitlines():
-            row = json.loads(line)
-            lines[row["file"]].append(row)
-    makespan = statistics.median(makespans)
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["bash", "-c", xargs_command(workers)],
+        input=files,
+        capture_output=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    makespan = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"xargs failed: {done.stderr.decode()[-2000:]}")
+    return XargsRound(makespan, [json.loads(line) for line in done.stdout.decode().splitlines()])
+
+
+def xargs_run(docs: list[Document], workers: int, rounds: list[XargsRound]) -> XargsRun:
+    """The rounds of ``xargs -P W`` as the report's row: the median makespan."""
+    makespan = statistics.median(r.makespan_s for r in rounds)
     pages = sum(d.pages for d in docs)
+    lines: dict[str, list[dict[str, Any]]] = {str(d.path): [] for d in docs}
+    for r in rounds:
+        for row in r.rows:
+            lines[row["file"]].append(row)
     return XargsRun(
         workers=workers,
-        command=f"printf '%s\\0' FILES... | {command}",
-        ocr_threads=threads,
-        makespan_s=[round(m, 3) for m in makespans],
+        command=f"printf '%s\\0' FILES... | {xargs_command(workers)}",
+        ocr_threads=max(1, (os.cpu_count() or 1) // workers),
+        makespan_s=[round(r.makespan_s, 3) for r in rounds],
         makespan_median_s=round(makespan, 3),
         pages_per_s=round(pages / makespan, 3) if makespan else 0.0,
         per_document={

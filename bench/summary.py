@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
 from bench.jobs import Job
 from bench.models import (
@@ -11,6 +12,7 @@ from bench.models import (
     Document,
     DocumentRun,
     Overall,
+    PairedRound,
     PassCpu,
     PipelineSummary,
     PlanCheck,
@@ -18,6 +20,8 @@ from bench.models import (
     StageSeconds,
 )
 from bench.pipeline_run import PipelineRun
+from bench.standalone import XargsRound
+from bench.targets import efficiency_document
 from pagefleet.models import JobRecord
 from pagefleet.planning import plan_chunks
 
@@ -145,9 +149,47 @@ def _overall(run: PipelineRun, docs: list[Document], baseline: Baseline) -> Over
     )
 
 
+def _paired_rounds(
+    run: PipelineRun,
+    docs: list[Document],
+    baselines: list[dict[str, Any]],
+    xargs: list[XargsRound] | None,
+) -> list[PairedRound]:
+    """Each round's E on the E document and speedup over ``xargs``, against the baselines
+    measured just before that round (``baselines``: bench.baseline's rounds)."""
+    name = efficiency_document(docs)
+    doc = next(d for d in docs if d.name == name)
+    jobs = [j for j in run.single if j.doc == doc]  # one a round, in order
+    rows = []
+    for index, (job, base, (makespan, _)) in enumerate(
+        zip(jobs, baselines, run.batches, strict=True)
+    ):
+        seconds = base["seconds"][str(doc.path)]
+        plain = xargs[index].makespan_s if xargs else None
+        rows.append(
+            PairedRound(
+                document=name,
+                baseline_s=round(seconds, 4),
+                latency_s=round(job.latency_s, 4),
+                efficiency=round(seconds / (run.workers * job.latency_s), 4),
+                xargs_makespan_s=round(plain, 3) if plain else None,
+                makespan_s=round(makespan, 4),
+                speedup=round(plain / makespan, 4) if plain else None,
+            )
+        )
+    return rows
+
+
 def summarize_pipeline(
-    run: PipelineRun, docs: list[Document], baseline: Baseline, chunk_pages: int
+    run: PipelineRun,
+    docs: list[Document],
+    baseline: Baseline,
+    chunk_pages: int,
+    baselines: list[dict[str, Any]] | None = None,
+    xargs: list[XargsRound] | None = None,
 ) -> PipelineSummary:
+    """``baselines`` and ``xargs``: the rounds of each measured just before this W's rounds,
+    paired with them in the summary's ``rounds``."""
     per_document = {
         doc.name: _document_run(
             doc, [j for j in run.single if j.doc == doc], run.workers, baseline, chunk_pages
@@ -164,4 +206,5 @@ def summarize_pipeline(
         },
         harness_cpu_s={kind: w.harness_split() for kind, w in run.windows.items()},
         resources=run.resources,
+        rounds=_paired_rounds(run, docs, baselines, xargs) if baselines else None,
     )

@@ -193,6 +193,19 @@ def test_bench_end_to_end_writes_every_field(tmp_path: Path) -> None:
         peaks = run["resources"]["peak_rss_mb_by_role"]
         assert {HARNESS, SUPERVISOR, WORKER, CONVERTER} <= set(peaks)
         assert run["resources"]["gpu"]["note"]
+        # Each round against the baselines measured just before it.
+        (paired,) = run["rounds"]
+        assert paired["document"] == "three" and paired["latency_s"] == three["latency_s"][0]
+        assert paired["baseline_s"] in base["per_document"]["three"]["seconds"]
+        assert paired["efficiency"] == pytest.approx(
+            paired["baseline_s"] / (w * paired["latency_s"]), rel=1e-3
+        )
+        assert paired["makespan_s"] == overall["makespan_s"][0]
+        assert paired["speedup"] == pytest.approx(
+            paired["xargs_makespan_s"] / paired["makespan_s"], rel=1e-2
+        )
+    # A plain round before each round of each W.
+    assert len(base["per_document"]["three"]["seconds"]) == 2
     assert [x["workers"] for x in report["xargs"]] == [1, 2]
     assert set(report["xargs"][1]["per_document"]) == {"one", "three"}
     plan = report["pipeline"][1]["per_document"]["three"]["plan"]

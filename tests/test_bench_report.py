@@ -276,3 +276,53 @@ def test_the_xargs_baseline_and_the_plans_are_reported() -> None:
     assert scan.met is False and scan.value == pytest.approx(0.85 / 0.45, abs=1e-3)
     # Earlier runs have neither: the JSON stays as they wrote it.
     assert "xargs" not in _results().model_dump(mode="json")
+
+
+def test_targets_take_the_median_of_the_rounds_paired_with_their_baselines() -> None:
+    from bench.models import PairedRound
+    from bench.targets import targets
+
+    results = _results()
+    # Three rounds; the host sped up between them, so the medians of each side (plain 0.4 s,
+    # pipeline 0.5 s: E 0.4) differ from the median of the rounds' own ratios.
+    timings = [(0.30, 0.25, 3.0, 1.5), (0.40, 0.50, 4.0, 2.5), (0.60, 0.75, 5.0, 2.5)]
+    results.pipeline[1].rounds = [
+        PairedRound(
+            document="big",
+            baseline_s=plain,
+            latency_s=ours,
+            efficiency=round(plain / (2 * ours), 4),
+            xargs_makespan_s=xargs,
+            makespan_s=makespan,
+            speedup=round(xargs / makespan, 4),
+        )
+        for plain, ours, xargs, makespan in timings
+    ]
+    rows = {t.name: t for t in targets(results.documents, results.pipeline, [], None, [])}
+    assert rows["E at W=2 on big"].value == 0.4  # the rounds: 0.6, 0.4, 0.4
+    lines = markdown(results).splitlines()
+    table = _table(lines, "## Round by round")
+    assert table[2:] == [
+        "| 2 | 1 | big | 0.30 | 0.25 | 0.600 | 3.00 | 1.50 | 2.00x |",
+        "| 2 | 2 | big | 0.40 | 0.50 | 0.400 | 4.00 | 2.50 | 1.60x |",
+        "| 2 | 3 | big | 0.60 | 0.75 | 0.400 | 5.00 | 2.50 | 2.00x |",
+    ]
+    from bench.models import XargsDocument, XargsRun
+
+    results.xargs = [
+        XargsRun(
+            workers=2,
+            command="xargs -P 2",
+            ocr_threads=1,
+            makespan_s=[3.0, 4.0, 5.0],
+            makespan_median_s=4.0,
+            pages_per_s=1.0,
+            per_document={"big": XargsDocument(seconds=2.0, cpu_s=0.9)},
+        )
+    ]
+    rows = {
+        t.name: t for t in targets(results.documents, results.pipeline, [], None, results.xargs)
+    }
+    # The rounds' ratios 2.0, 1.6, 2.0, not the medians' 4.0 / 1.25 (the summary's makespan).
+    assert rows["throughput over `xargs -P 2` (all documents at once)"].value == 2.0
+    assert BenchResults.model_validate_json(results.model_dump_json()) == results
