@@ -46,34 +46,35 @@ class PageCosts:
 
 def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> tuple[bool, int | None]:
     """(whether page ``index`` (0-based) looks like a scan without a usable text layer, its
-    characters if ``count``)."""
-    try:
-        page = doc[index]
-    except Exception:  # a page pdfium cannot load fails in the converter, not here
+    characters if ``count``). pdfium's own calls: this runs on every page, and pypdfium2's page
+    objects add a third to each page's load and close."""
+    page = pdfium_c.FPDF_LoadPage(doc.raw, index)
+    if not page:  # a page pdfium cannot load fails in the converter, not here
         return False, None
     try:
-        raw = page.raw
-        objects = pdfium_c.FPDFPage_CountObjects(raw)
+        objects = pdfium_c.FPDFPage_CountObjects(page)
         scan_like = objects <= _SCAN_MAX_OBJECTS and any(
-            pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(raw, i))
+            pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(page, i))
             == pdfium_c.FPDF_PAGEOBJ_IMAGE
             for i in range(objects)
         )
         if not (scan_like or count):
             return False, None
-        textpage = page.get_textpage()
+        textpage = pdfium_c.FPDFText_LoadPage(page)
+        if not textpage:
+            return False, None
         try:
-            if not scan_like:
-                return False, textpage.count_chars()
-            text = textpage.get_text_range()
+            chars = pdfium_c.FPDFText_CountChars(textpage)
+            letters = 0
+            for i in range(chars if scan_like else 0):
+                letters += chr(pdfium_c.FPDFText_GetUnicode(textpage, i)).isalnum()
+                if letters >= _MIN_TEXT_CHARS:
+                    break
         finally:
-            textpage.close()
-        scan = sum(c.isalnum() for c in text) < _MIN_TEXT_CHARS
-        return scan, len(text) if count else None
-    except Exception:
-        return False, None
+            pdfium_c.FPDFText_ClosePage(textpage)
+        return scan_like and letters < _MIN_TEXT_CHARS, max(chars, 0) if count else None
     finally:
-        page.close()
+        pdfium_c.FPDF_ClosePage(page)
 
 
 def _class_costs(settings: Settings) -> tuple[float, float, float, bool]:
