@@ -141,12 +141,14 @@ def _publish_chunks(
     doc: pdfium.PdfDocument, manifest: JobManifest, bucket: Bucket, chunks: Queue
 ) -> None:
     """Cut, write and announce the chunks in order, a batch of messages as soon as its chunks
-    are written, so the first runner starts while later chunks are still being cut.
+    are written, so runners start while later chunks are still being cut: the first batch as
+    soon as there is a chunk for each lane of the fleet, then up to SQS's batch size.
 
     A page range that cannot be cut is recorded as a failed chunk and the job ends ``partial``;
     if no range can be cut, the job fails (the error is raised before anything is announced).
     """
     uncut: list[tuple[ChunkSpec, PagefleetError]] = []
+    batch = min(manifest.plan.lanes if manifest.plan else SQS_BATCH, SQS_BATCH)
     with ThreadPoolExecutor(_PUT_THREADS) as pool:
         pending: list[tuple[ChunkSpec, Future[str]]] = []
         for chunk in manifest.chunks:
@@ -158,9 +160,9 @@ def _publish_chunks(
                 key = keys.chunk_pdf(manifest.job_id, chunk.index)
                 written = pool.submit(bucket.put, key, pdf, content_type="application/pdf")
                 pending.append((chunk, written))
-            if len(pending) == SQS_BATCH or (pending and chunk is manifest.chunks[-1]):
+            if len(pending) == batch or (pending and chunk is manifest.chunks[-1]):
                 _send(manifest, pending, chunks)
-                pending = []
+                pending, batch = [], SQS_BATCH
     if len(uncut) == len(manifest.chunks):
         raise uncut[0][1]
     for chunk, cause in uncut:

@@ -5,6 +5,7 @@ no runners: the split is what is under test."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,25 @@ def test_pages_that_can_be_cut_still_convert_beside_one_that_cannot(
         QueueUrl=stack.queue_urls["chunks"], AttributeNames=["ApproximateNumberOfMessages"]
     )["Attributes"]["ApproximateNumberOfMessages"]
     assert int(depth) == 11
+
+
+def test_the_first_chunks_are_announced_as_soon_as_each_lane_has_one(
+    stack: Stack, bucket: Bucket
+) -> None:
+    batches: list[int] = []
+
+    class Recording(Queue):
+        def send_all(self, bodies: Sequence[str]) -> None:
+            batches.append(len(bodies))
+            super().send_all(bodies)
+
+    settings = stack.settings.model_copy(update={"fleet_lanes": 2})
+    key = upload(bucket, "mostly", page_tree_loop(good_pages=11))
+    source = Source(bucket=bucket.name, key=key, etag=bucket.head(key)["ETag"].strip('"'))
+    chunks = Recording.named(stack.sqs, f"{settings.queue_prefix}-chunks")
+    assert split_upload(source, bucket, chunks, settings) == "split"
+    # Two lanes start on chunks 1-2 while 3-12 are cut; the twelfth cannot be, and is not sent.
+    assert batches == [2, 9]
 
 
 def test_an_input_deleted_before_its_split_gets_a_record(stack: Stack, bucket: Bucket) -> None:
