@@ -12,6 +12,7 @@ from typing import Literal
 from pagefleet import keys
 from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
 from pagefleet.errors import ErrorCode
+from pagefleet.gc_pause import paused_gc
 from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo, JobManifest
 from pagefleet.outbox import Superseded, publish, published_job
 from pagefleet.storage import Bucket, NotFound, PreconditionFailed
@@ -31,6 +32,11 @@ def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
     last chunk lands only its share is left: reading it, counting and writing it, checking the
     others' writing against the final analysis, and stitching.
     """
+    with paused_gc():
+        return _complete(bucket, job_id)
+
+
+def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
     try:
         manifest = _manifest(bucket, job_id)
     except NotFound:
