@@ -64,6 +64,10 @@ class PlainRounds:
             text=True,
         )
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
     def round(self) -> dict[str, Any]:
         """One round: each document's seconds and CPU seconds, by path."""
         process = self._process

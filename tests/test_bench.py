@@ -9,6 +9,7 @@ import psutil
 import pytest
 
 from bench import cli
+from bench.config import BenchConfig
 from bench.documents import document
 from bench.jobs import Job
 from bench.models import STAGES
@@ -22,6 +23,7 @@ from bench.sampling import (
     role_of,
 )
 from bench.stages import job_stages
+from bench.standalone import PlainRounds
 from bench.synthetic import synthetic_pdf
 from pagefleet.local import MotoServer
 from pagefleet.local.pipeline import LocalPipeline
@@ -96,7 +98,7 @@ def test_job_stages_add_up_to_the_latency(tmp_path: Path) -> None:
 
 
 def test_wait_ready_returns_with_every_worker_warm(
-    moto_server: MotoServer, settings: Settings
+    moto_server: MotoServer, settings: Settings, tmp_path: Path
 ) -> None:
     with LocalPipeline(settings, workers=2, server=moto_server) as local:
         local.wait_ready()
@@ -111,6 +113,15 @@ def test_wait_ready_returns_with_every_worker_warm(
             assert [role_of(c, 0) for c in psutil.Process(pid).children()].count(CONVERTER) == 1
         assert roles[local.runner.pid] == SUPERVISOR
         assert roles[sampler.harness_pid] == HARNESS
+        # The Lambda environments are the harness's children; the bench's own plain converter,
+        # idle beside the stack between its rounds, is not the stack's and is not sampled.
+        assert HANDLERS in roles.values()
+        one = document("one", synthetic_pdf(tmp_path / "one.pdf", 1))
+        with PlainRounds([one], BenchConfig(inputs=[])) as plain:
+            assert plain.round()["seconds"][str(one.path)] > 0
+            baseline_pid = plain.pid
+            assert psutil.Process(baseline_pid).ppid() == sampler.harness_pid
+            assert baseline_pid not in sampler.processes()
 
 
 def test_bench_end_to_end_writes_every_field(tmp_path: Path) -> None:
