@@ -2,9 +2,11 @@
 
 Read top to bottom: :meth:`Worker.run` wraps :meth:`Worker._poll`, one iteration of which
 receives a message and hands it to :meth:`Worker._handle`. While a chunk converts, a heartbeat
-keeps its message invisible, so another worker takes it only if this one dies (rule 3).
+keeps its message invisible, so another worker takes it only if this one dies (rule 3). Once
+converted, its result is written and its message deleted (:meth:`Worker._finish`) while the
+loop already takes the next chunk: the converter does not wait on those round trips.
 
-Shutdown (SIGTERM): stop taking work; finish the chunk in hand within ``drain_timeout_s``,
+Shutdown (SIGTERM): stop taking work; finish what is in hand within ``drain_timeout_s``,
 else release it (visibility 0) so another worker converts it at once.
 """
 
@@ -45,7 +47,8 @@ class Worker:
         self.chunks_done = 0
         self.pages_done = 0
         self.convert_s = 0.0
-        self._current: asyncio.Task[None] | None = None
+        self._current: asyncio.Task[asyncio.Task[None] | None] | None = None
+        self._finishing: set[asyncio.Task[None]] = set()
 
     @property
     def _poll_wait_s(self) -> int:
@@ -75,7 +78,7 @@ class Worker:
         if self.stopping:
             return
         self.stopping = True
-        if self._current is None:
+        if self._current is None and not self._finishing:
             # Idle in a long poll: let it end (within poll_wait_s) and release what it brings.
             # Cancelling it could orphan a message SQS already handed out, hidden until its
             # lease ran out.
@@ -84,40 +87,61 @@ class Worker:
         loop.call_later(self.settings.drain_timeout_s, self._abandon)
 
     def _abandon(self) -> None:
-        if self._current is not None:
-            log.warning("drain timeout: releasing the chunk in hand")
-            self._current.cancel()
+        in_hand = [*self._finishing, *([self._current] if self._current else [])]
+        if in_hand:
+            log.warning("drain timeout: releasing the chunks in hand")
+        for task in in_hand:
+            task.cancel()
 
     # --- the loop ---------------------------------------------------------------------------
 
     async def _poll(self) -> None:
-        while not self.stopping:
-            deliveries = await self.queue.receive(
-                wait_s=self._poll_wait_s, visibility_s=self.settings.visibility_timeout_s
-            )
-            if not deliveries:
-                if self.settings.burst:
+        try:
+            while not self.stopping:
+                deliveries = await self.queue.receive(
+                    wait_s=self._poll_wait_s, visibility_s=self.settings.visibility_timeout_s
+                )
+                self._reap()
+                if not deliveries:
+                    if self.settings.burst:
+                        return
+                    continue
+                delivery = deliveries[0]
+                if self.stopping:
+                    await self.queue.extend(delivery.receipt, 0)  # not ours to start
                     return
-                continue
-            delivery = deliveries[0]
-            if self.stopping:
-                await self.queue.extend(delivery.receipt, 0)  # not ours to start
-                return
-            self._current = asyncio.ensure_future(self._handle(delivery))
-            try:
-                await self._current
-            except asyncio.CancelledError:
-                return  # the drain deadline passed: _handle released the chunk
-            finally:
-                self._current = None
+                self._current = asyncio.ensure_future(self._handle(delivery))
+                try:
+                    finishing = await self._current
+                except asyncio.CancelledError:
+                    return  # the drain deadline passed: _handle released the chunk
+                finally:
+                    self._current = None
+                if finishing is not None:
+                    self._finishing.add(finishing)
+        finally:
+            # Results still being written: their messages are only deleted once they are.
+            await asyncio.gather(*self._finishing, return_exceptions=True)
+            self._reap()
 
-    async def _handle(self, delivery: ChunkDelivery) -> None:
+    def _reap(self) -> None:
+        """Forget finished result writes; one that failed stops the worker, as a failure in
+        the loop itself would (its message comes back when its lease ends)."""
+        for task in [t for t in self._finishing if t.done()]:
+            self._finishing.discard(task)
+            if not task.cancelled() and (error := task.exception()) is not None:
+                raise error
+
+    async def _handle(self, delivery: ChunkDelivery) -> asyncio.Task[None] | None:
+        """Convert one chunk; returns the task writing its result and deleting its message
+        (None: nothing is left to write)."""
         receipt, chunk_message = delivery.receipt, delivery.message
         attempts = delivery.receive_count
-        self.held = 1
+        self.held += 1
         self._write_state()
         heartbeat = asyncio.ensure_future(self._heartbeat(receipt))
         bucket = AsyncBucket(self.s3, chunk_message.bucket)
+        finishing: asyncio.Task[None] | None = None
         try:
             try:
                 result, pages_json = await self._convert(bucket, chunk_message, attempts)
@@ -129,7 +153,7 @@ class Worker:
                     "chunk of job %s: the job has ended; message dropped", chunk_message.job_id
                 )
                 await self.queue.delete(receipt)
-                return
+                return None
             key = keys.chunk_result(chunk_message.job_id, chunk_message.chunk.index)
             if result.status == "failed" and attempts < self.settings.max_attempts:
                 log.warning(
@@ -139,23 +163,52 @@ class Worker:
                     result.error,
                 )
                 await self.queue.extend(receipt, 0)
-                return
+                return None
+            finishing = asyncio.ensure_future(
+                self._finish(bucket, key, result, pages_json, delivery, heartbeat)
+            )
+            return finishing
+        except asyncio.CancelledError:
+            await self._release(receipt)
+            raise
+        finally:
+            if finishing is None:
+                heartbeat.cancel()
+                self.held -= 1
+                self._write_state()
+
+    async def _finish(
+        self,
+        bucket: AsyncBucket,
+        key: str,
+        result: ChunkResult,
+        pages_json: bytes,
+        delivery: ChunkDelivery,
+        heartbeat: asyncio.Task[None],
+    ) -> None:
+        """Write the result, then delete the message: a result never goes missing (rule 3).
+        The heartbeat keeps the message until then."""
+        try:
             await self._write_result(bucket, key, result, pages_json)
-            await self.queue.delete(receipt)
+            await self.queue.delete(delivery.receipt)
             if result.status == "done":
                 self.chunks_done += 1
-                self.pages_done += chunk_message.chunk.pages
+                self.pages_done += delivery.message.chunk.pages
                 self.convert_s += result.convert_s
         except asyncio.CancelledError:
-            try:
-                await asyncio.shield(self.queue.extend(receipt, 0))
-            except Exception:
-                log.exception("could not release a chunk; it returns when its lease ends")
+            await self._release(delivery.receipt)
             raise
         finally:
             heartbeat.cancel()
-            self.held = 0
+            self.held -= 1
             self._write_state()
+
+    async def _release(self, receipt: str) -> None:
+        """Make a chunk in hand visible again at once, for another worker."""
+        try:
+            await asyncio.shield(self.queue.extend(receipt, 0))
+        except Exception:
+            log.exception("could not release a chunk; it returns when its lease ends")
 
     async def _convert(
         self, bucket: AsyncBucket, message: ChunkMessage, attempts: int

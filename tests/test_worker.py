@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -13,12 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from bench.synthetic import synthetic_pdf
 from pagefleet import keys
 from pagefleet.local.demo import report_pdf
 from pagefleet.local.pipeline import LocalPipeline
+from pagefleet.models import ChunkMessage, ChunkResult
 from pagefleet.settings import Settings, settings_env
-from pagefleet.storage import Bucket
+from pagefleet.storage import AsyncBucket, Bucket
 from pagefleet.submission import upload
+from runner.worker import Worker
 from runner.worker_state import WorkerState
 from tests.conftest import wait_for_record
 
@@ -188,3 +192,49 @@ def test_a_chunk_pdf_missing_from_an_open_job_ends_it_with_a_record(
     error = record.chunks[0].error
     assert error is not None and error.code == "convert_error"
     assert "is gone from the bucket" in error.message
+
+
+def test_the_next_chunk_converts_while_the_last_result_is_still_being_written(
+    moto_server, settings: Settings, tmp_path: Path
+) -> None:
+    """Writing a result and deleting its message are round trips the converter does not wait
+    on: here the first result's write holds until the second chunk's conversion has begun,
+    which a worker that wrote before taking the next chunk would never reach."""
+    settings = settings.model_copy(update={"chunk_pages": 1})
+    began: list[int] = []
+
+    class Watching(Worker):
+        def __init__(self, settings: Settings) -> None:
+            super().__init__(settings)
+            self.second_began = asyncio.Event()
+
+        async def _convert(
+            self, bucket: AsyncBucket, message: ChunkMessage, attempts: int
+        ) -> tuple[ChunkResult, bytes]:
+            began.append(message.chunk.index)
+            if len(began) == 2:
+                self.second_began.set()
+            return await super()._convert(bucket, message, attempts)
+
+        async def _write_result(
+            self, bucket: AsyncBucket, key: str, result: ChunkResult, pages_json: bytes
+        ) -> None:
+            if result.chunk.index == began[0]:
+                await asyncio.wait_for(self.second_began.wait(), 20)
+            await super()._write_result(bucket, key, result, pages_json)
+
+    async def burst() -> None:
+        await Watching(local.function_settings.model_copy(update={"burst": True})).run()
+
+    with LocalPipeline(settings, server=moto_server, start_runners=False) as local:
+        assert local.stack is not None
+        bucket = Bucket(local.stack.s3, local.settings.bucket)
+        upload(bucket, "two", synthetic_pdf(tmp_path / "two.pdf", 2).read_bytes())
+        deadline = time.monotonic() + 60
+        while _queue_counts(local) != (2, 0):
+            assert time.monotonic() < deadline, _queue_counts(local)
+            time.sleep(0.05)
+        asyncio.run(burst())
+        record = wait_for_record(bucket, "two")
+    assert record.status == "done" and sorted(began) == [0, 1]
+    assert _queue_counts(local) == (0, 0)
