@@ -3,7 +3,7 @@
 ``python -m bench.plain FILE --ocr-threads T`` converts FILE as the library's user would
 (:func:`runner.converters.text_layer.extract_pages` and the renderer, in one fresh process)
 with OCR on at most T threads, and prints one JSON line: the file, its wall and CPU seconds.
-:func:`bench.standalone.measure_xargs` runs it under ``xargs -P W``, each with the same OCR
+:func:`bench.standalone.xargs_round` runs it under ``xargs -P W``, each with the same OCR
 thread share (cores // W) as the pipeline's W workers.
 """
 
