@@ -173,13 +173,16 @@ class XargsRound:
     rows: list[dict[str, Any]]  # bench.plain's line per file
 
 
+def xargs_ocr_threads(workers: int) -> int:
+    """Each of W plain processes' OCR threads: the same share of the cores as a worker's."""
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
 def xargs_command(workers: int) -> str:
-    """``xargs -P W``: a fresh plain converter process per file, W side by side, each with
-    cores // W OCR threads."""
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    """``xargs -P W``: a fresh plain converter process per file, W side by side."""
     return (
         f"xargs -0 -n 1 -P {workers} {shlex.quote(sys.executable)} -m bench.plain "
-        f"--ocr-threads {threads}"
+        f"--ocr-threads {xargs_ocr_threads(workers)}"
     )
 
 
@@ -211,7 +214,7 @@ def xargs_run(docs: list[Document], workers: int, rounds: list[XargsRound]) -> X
     return XargsRun(
         workers=workers,
         command=f"printf '%s\\0' FILES... | {xargs_command(workers)}",
-        ocr_threads=max(1, (os.cpu_count() or 1) // workers),
+        ocr_threads=xargs_ocr_threads(workers),
         makespan_s=[round(r.makespan_s, 3) for r in rounds],
         makespan_median_s=round(makespan, 3),
         pages_per_s=round(pages / makespan, 3) if makespan else 0.0,

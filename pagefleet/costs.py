@@ -15,6 +15,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -64,17 +65,24 @@ def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> tuple[bool, in
         if not textpage:
             return False, None
         try:
-            chars = pdfium_c.FPDFText_CountChars(textpage)
-            letters = 0
-            for i in range(chars if scan_like else 0):
-                letters += chr(pdfium_c.FPDFText_GetUnicode(textpage, i)).isalnum()
-                if letters >= _MIN_TEXT_CHARS:
-                    break
+            chars = max(pdfium_c.FPDFText_CountChars(textpage), 0)
+            scan = scan_like and not _has_text(textpage, chars)
         finally:
             pdfium_c.FPDFText_ClosePage(textpage)
-        return scan_like and letters < _MIN_TEXT_CHARS, max(chars, 0) if count else None
+        return scan, chars if count else None
     finally:
         pdfium_c.FPDF_ClosePage(page)
+
+
+def _has_text(textpage: Any, chars: int) -> bool:
+    """Whether the text page holds at least ``_MIN_TEXT_CHARS`` letters or digits (it stops
+    counting there)."""
+    letters = 0
+    for i in range(chars):
+        letters += chr(pdfium_c.FPDFText_GetUnicode(textpage, i)).isalnum()
+        if letters >= _MIN_TEXT_CHARS:
+            return True
+    return False
 
 
 def _class_costs(settings: Settings) -> tuple[float, float, float, bool]:
