@@ -157,7 +157,7 @@ def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> d
     """Left piece -> right piece of lines cut at a narrow gutter (g0, g1): level (overlapping
     by most of their height), of one height, and closer than a gutter may be."""
     unit = median(boxes[i][3] - boxes[i][1] for i in idx)
-    floor = max(0.8 * unit, 4.0)
+    floor = _wide_gutter(unit)
     if g1 - g0 >= floor:
         return {}
     left = sorted((i for i in idx if g0 - floor < boxes[i][2] <= g1), key=lambda i: boxes[i][1])
@@ -172,7 +172,7 @@ def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> d
                 continue
             ha, hb = a[3] - a[1], b[3] - b[1]
             level = min(a[3], b[3]) - max(a[1], b[1]) >= 0.6 * min(ha, hb)
-            if level and max(ha, hb) < _SIZES_DIFFER * max(min(ha, hb), 1e-6):
+            if level and not _differ(ha, hb):
                 pairs[i] = j
                 taken.add(j)
                 break
@@ -223,7 +223,7 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
         bottom = min(max(boxes[i][3] for i in left), max(boxes[i][3] for i in right))
         if bottom - top < 2 * unit:  # the two sides do not stand side by side
             continue
-        if g1 - g0 >= max(0.8 * unit, 4.0) or _sizes_differ(boxes, left, right):
+        if g1 - g0 >= _wide_gutter(unit) or _sizes_differ(boxes, left, right):
             return g0, g1
     return None
 
@@ -238,16 +238,27 @@ _NARROW = 0.25
 _SIZES_DIFFER = 1.25
 
 
+def _wide_gutter(unit: float) -> float:
+    """The width from which a gap between columns is a gutter whatever the text beside it:
+    most of a line's height (``unit``)."""
+    return max(0.8 * unit, 4.0)
+
+
+def _differ(a: float, b: float) -> bool:
+    """Whether two heights or pitches differ by ``_SIZES_DIFFER`` or more."""
+    return max(a, b) >= _SIZES_DIFFER * max(min(a, b), 1e-6)
+
+
 def _sizes_differ(boxes: list[Bbox], left: list[int], right: list[int]) -> bool:
     a = median(boxes[i][3] - boxes[i][1] for i in left)
     b = median(boxes[i][3] - boxes[i][1] for i in right)
-    if max(a, b) < _SIZES_DIFFER * max(min(a, b), 1e-6):
+    if not _differ(a, b):
         return False
     p = _pitch(boxes, left, 3 * max(a, b))
     q = _pitch(boxes, right, 3 * max(a, b))
     if p is None or q is None:
         return False
-    return max(p, q) >= _SIZES_DIFFER * max(min(p, q), 1e-6)
+    return _differ(p, q)
 
 
 def _pitch(boxes: list[Bbox], side: list[int], most: float) -> float | None:
