@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from pagefleet.pdf import Frame, page_frame
 from pagefleet.planning import PlanPolicy
 from pagefleet.settings import Settings
 
@@ -43,16 +44,25 @@ class PageCosts:
     ocr_pages: list[int]  # 1-based
     measure_s: float
     text_page_s: float  # what a page with a text layer was estimated at
+    # The frames of the pages looked at, by 0-based index (for the outline: see outline_of).
+    frames: dict[int, Frame | None] = field(default_factory=dict)
 
 
-def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> tuple[bool, int | None]:
-    """(whether page ``index`` (0-based) looks like a scan without a usable text layer, its
-    characters if ``count``). pdfium's own calls: this runs on every page, and pypdfium2's page
-    objects add a third to each page's load and close."""
+class _Look(NamedTuple):
+    scan: bool
+    chars: int | None
+    frame: Frame | None
+
+
+def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> _Look:
+    """Whether page ``index`` (0-based) looks like a scan without a usable text layer, its
+    characters if ``count``, and its frame. pdfium's own calls: this runs on every page, and
+    pypdfium2's page objects add a third to each page's load and close."""
     page = pdfium_c.FPDF_LoadPage(doc.raw, index)
     if not page:  # a page pdfium cannot load fails in the converter, not here
-        return False, None
+        return _Look(False, None, None)
     try:
+        frame = page_frame(page)
         objects = pdfium_c.FPDFPage_CountObjects(page)
         scan_like = objects <= _SCAN_MAX_OBJECTS and any(
             pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(page, i))
@@ -60,16 +70,16 @@ def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> tuple[bool, in
             for i in range(objects)
         )
         if not (scan_like or count):
-            return False, None
+            return _Look(False, None, frame)
         textpage = pdfium_c.FPDFText_LoadPage(page)
         if not textpage:
-            return False, None
+            return _Look(False, None, frame)
         try:
             chars = max(pdfium_c.FPDFText_CountChars(textpage), 0)
             scan = scan_like and not _has_text(textpage, chars)
         finally:
             pdfium_c.FPDFText_ClosePage(textpage)
-        return scan, chars if count else None
+        return _Look(scan, chars if count else None, frame)
     finally:
         pdfium_c.FPDF_ClosePage(page)
 
@@ -120,6 +130,7 @@ def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
     sampled = set(range(0, pages, -(-pages // _CHAR_SAMPLE))) if char_s else set()
     ocr_pages: list[int] = []  # 1-based
     chars: list[int] = []
+    frames: dict[int, Frame | None] = {}
     deadline = started + _MEASURE_BUDGET_S
     for index in range(pages):
         if not (tell or index in sampled):
@@ -127,17 +138,18 @@ def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
         if time.perf_counter() > deadline:
             log.warning("page costs: %d of %d pages measured in time", index, pages)
             break
-        scan, count = _look(doc, index, count=index in sampled)
-        if scan and tell:
+        look = _look(doc, index, count=index in sampled)
+        frames[index] = look.frame
+        if look.scan and tell:
             ocr_pages.append(index + 1)
-        elif count is not None:
-            chars.append(count)
+        elif look.chars is not None:
+            chars.append(look.chars)
     if chars:
         text_s += char_s * sum(chars) / len(chars)
     seconds = [text_s] * pages
     for number in ocr_pages:
         seconds[number - 1] = ocr_s
-    return PageCosts(seconds, ocr_pages, time.perf_counter() - started, text_s)
+    return PageCosts(seconds, ocr_pages, time.perf_counter() - started, text_s, frames)
 
 
 def lanes(settings: Settings) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Iterator
 
@@ -19,6 +20,21 @@ _HEADER_WINDOW = 1024
 _EMPTY_PAGE_TREE = re.compile(
     rb"/Type\s*/Pages\b[^>]*?/Count\s+0\b|/Count\s+0\b[^>]*?/Type\s*/Pages\b"
 )
+
+
+# (bottom, height) of an upright page's visible box, in PDF user space.
+Frame = tuple[float, float]
+
+
+def page_frame(page: pdfium_c.FPDF_PAGE) -> Frame | None:
+    """(bottom, height) of the visible box (media box within crop box) of a loaded page, as the
+    converter measures it; None for a rotated page, or one pdfium cannot measure."""
+    if pdfium_c.FPDFPage_GetRotation(page) != 0:
+        return None
+    rect = pdfium_c.FS_RECTF()
+    if not pdfium_c.FPDF_GetPageBoundingBox(page, rect):
+        return None
+    return rect.bottom, float(math.ceil(abs(rect.top - rect.bottom)))
 
 
 def check_size(size: int, max_bytes: int) -> None:

@@ -120,7 +120,7 @@ def _write_manifest(
             ocr_pages=costs.ocr_pages,
             measure_s=round(costs.measure_s, 4),
         ),
-        outline=outline_of(doc),
+        outline=outline_of(doc, costs.frames),
         created_at=started,
         split_s=time.time() - started,
     )

@@ -144,3 +144,27 @@ def test_lanes_follow_the_fleet_setting_then_the_workers() -> None:
     assert lanes(Settings(fleet_lanes=24, workers=2)) == 24
     assert lanes(Settings(workers=3)) == 3
     assert lanes(Settings()) >= 1
+
+
+def test_the_outline_takes_its_page_frames_from_the_measuring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pagefleet.layout import outline
+    from tests import layout_pdfs
+
+    path = layout_pdfs.outline_destinations(tmp_path)
+    expected = outline.read_outline(path)
+    assert any("top" in entry for entry in expected)
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        costs = measure_pages(doc, Settings(ocr="auto"))
+        assert sorted(costs.frames) == list(range(len(doc)))
+
+        # The splitter already loaded every page to measure it: none is loaded again.
+        def load_again(pdf: pdfium.PdfDocument, index: int) -> None:
+            raise AssertionError(f"page {index} loaded again")
+
+        monkeypatch.setattr(outline, "_page_frame", load_again)
+        assert outline.outline_of(doc, costs.frames) == expected
+    finally:
+        doc.close()

@@ -7,13 +7,14 @@ and the completion step passes it to :func:`pagefleet.layout.render_document`.
 from __future__ import annotations
 
 import ctypes
-import math
 import os
+from collections.abc import Mapping
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from pagefleet.layout.schema import OutlineEntry
+from pagefleet.pdf import Frame, page_frame
 
 # Bookmark trees can be huge or cyclic in hostile files; this bounds the walk.
 MAX_ENTRIES = 10_000
@@ -29,12 +30,15 @@ def read_outline(pdf_path: str | os.PathLike[str]) -> list[OutlineEntry]:
         pdf.close()
 
 
-def outline_of(pdf: pdfium.PdfDocument) -> list[OutlineEntry]:
+def outline_of(
+    pdf: pdfium.PdfDocument, frames: Mapping[int, Frame | None] | None = None
+) -> list[OutlineEntry]:
     """Bookmarks in document order: title, level (1 = top), 1-based target page and, where the
     destination gives one, the height it points at (``top``, from the page's top edge, in the
-    layout's coordinates)."""
+    layout's coordinates). ``frames``: pages already measured (by 0-based index), so that a
+    page a bookmark points at is not loaded again (pdfium parses its content to load it)."""
     entries: list[OutlineEntry] = []
-    tops: dict[int, tuple[float, float] | None] = {}  # page index -> (crop box bottom, height)
+    tops: dict[int, Frame | None] = dict(frames or {})
     for item in pdf.get_toc(max_depth=MAX_DEPTH):
         if len(entries) >= MAX_ENTRIES:
             break
@@ -65,13 +69,9 @@ def _dest_y(dest: pdfium.PdfDest) -> float | None:
     return float(y.value) if ok and has_y.value else None
 
 
-def _page_frame(pdf: pdfium.PdfDocument, index: int) -> tuple[float, float] | None:
-    """(bottom, height) of the visible box of an upright page, as the converter measures it."""
+def _page_frame(pdf: pdfium.PdfDocument, index: int) -> Frame | None:
     page = pdf[index]
     try:
-        if page.get_rotation() != 0:
-            return None
-        _, bottom, _, top = page.get_bbox()
-        return bottom, float(math.ceil(abs(top - bottom)))
+        return page_frame(page.raw)
     finally:
         page.close()
