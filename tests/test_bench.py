@@ -208,10 +208,11 @@ def test_bench_end_to_end_writes_every_field(tmp_path: Path) -> None:
         (paired,) = run["rounds"]
         assert paired["document"] == "three" and paired["latency_s"] == three["latency_s"][0]
         assert paired["baseline_s"] in base["per_document"]["three"]["seconds"]
-        # Rounded to 4 places from the unrounded times: compare to within that rounding.
-        assert paired["efficiency"] == pytest.approx(
-            paired["baseline_s"] / (w * paired["latency_s"]), abs=1e-4
-        )
+        # E, and the two times it is computed from here, are each rounded to 4 places.
+        base_s, latency_s = paired["baseline_s"], paired["latency_s"]
+        expected = base_s / (w * latency_s)
+        rounding = expected * (5e-5 / base_s + 5e-5 / latency_s) + 5e-5
+        assert paired["efficiency"] == pytest.approx(expected, abs=rounding)
         assert paired["makespan_s"] == overall["makespan_s"][0]
         assert paired["speedup"] == pytest.approx(
             paired["xargs_makespan_s"] / paired["makespan_s"], rel=1e-2
