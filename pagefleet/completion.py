@@ -14,7 +14,7 @@ from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
 from pagefleet.errors import ErrorCode
 from pagefleet.gc_pause import paused_gc
 from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo, JobManifest
-from pagefleet.outbox import Superseded, publish, published_job
+from pagefleet.outbox import Superseded, publish, record_owner
 from pagefleet.storage import Bucket, NotFound, PreconditionFailed
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,8 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
     if not all(key in present for key in expected):
         prepare(manifest, _landed(bucket, present))
         return "waiting"
-    if published_job(bucket, manifest.rel) == job_id:
+    owner = record_owner(bucket, manifest.rel)
+    if owner is not None and owner[0] == job_id:
         return "already"
     started = time.perf_counter()
     chunks = _landed(bucket, {key: present[key] for key in expected})
@@ -68,6 +69,7 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
             record,
             markdown if record.status != "failed" else None,
             assets,
+            owner=owner,
         )
     except Superseded:
         return "superseded"

@@ -14,7 +14,7 @@ Every outbox object carries its job and upload order in its metadata.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pagefleet import keys
 from pagefleet.keys import key_problem
@@ -33,15 +33,19 @@ def _upload_order(source: Source) -> str:
     return source.sequencer or source.event_time or ""
 
 
-def _owner(head: Mapping[str, Any] | None) -> tuple[str, str] | None:
-    """(job id, upload order) of an existing outbox object; None if there is none."""
+# (job id, upload order) of the job that wrote an outbox object.
+Owner = tuple[str, str]
+
+
+def _owner(head: Mapping[str, Any] | None) -> Owner | None:
+    """The owner of an existing outbox object; None if there is none."""
     if head is None:
         return None
     meta = head.get("Metadata", {})
     return meta.get(_JOB, ""), meta.get(_UPLOADED, "")
 
 
-def _newer(owner: tuple[str, str] | None, source: Source) -> bool:
+def _newer(owner: Owner | None, source: Source) -> bool:
     """The object belongs to a newer upload than ``source``'s."""
     return owner is not None and owner[0] != source.job_id and owner[1] > _upload_order(source)
 
@@ -92,12 +96,20 @@ def publish(
     record: JobRecord,
     markdown: str | None = None,
     assets: Mapping[str, bytes] | None = None,
+    *,
+    owner: Owner | Literal["unread"] | None = "unread",
 ) -> None:
     """Write assets, then the Markdown, then the job record: readers that see the record (written
-    last) see everything it points to. Raises :class:`Superseded` if a newer upload won."""
+    last) see everything it points to. Raises :class:`Superseded` if a newer upload won.
+
+    ``owner``: the record's owner as :func:`record_owner` read it a moment ago (a caller that
+    looked already saves the request); a newer upload since is still caught by the writes.
+    """
     source = record.source
     record_key = keys.outbox_record(rel)
-    if _newer(_owner(bucket.head(record_key)), source):
+    if owner == "unread":
+        owner = record_owner(bucket, rel)
+    if _newer(owner, source):
         raise Superseded(record_key)
     assets = assets or {}
     asset_prefix = keys.outbox_assets(rel)
@@ -128,7 +140,12 @@ def publish(
         raise
 
 
+def record_owner(bucket: Bucket, rel: str) -> Owner | None:
+    """The owner of the job record in the outbox for ``rel``, if there is one (a HEAD)."""
+    return _owner(bucket.head(keys.outbox_record(rel)))
+
+
 def published_job(bucket: Bucket, rel: str) -> str | None:
     """The job id whose record is in the outbox for ``rel``, if any."""
-    head = bucket.head(keys.outbox_record(rel))
-    return None if head is None else head.get("Metadata", {}).get(_JOB)
+    owner = record_owner(bucket, rel)
+    return None if owner is None else owner[0]

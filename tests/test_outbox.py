@@ -102,3 +102,18 @@ def test_publishing_the_same_job_twice_writes_each_object_once(bucket: Bucket) -
     for key in _outbox(bucket):
         versions = bucket.s3.list_object_versions(Bucket=bucket.name, Prefix=key)["Versions"]
         assert len([v for v in versions if v["Key"] == key]) == 1, key
+
+
+def test_an_owner_read_before_assembling_saves_the_look_and_a_stale_one_still_loses(
+    bucket: Bucket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heads: list[str] = []
+    head = bucket.head
+    monkeypatch.setattr(bucket, "head", lambda key: heads.append(key) or head(key))
+    # Completion read "no record yet" before it rendered, and the newer upload published since.
+    publish(bucket, REL, _failed(NEWER), owner=None)
+    assert keys.outbox_record(REL) not in heads
+    with pytest.raises(Superseded):
+        publish(bucket, REL, _done(OLDER), "# older", {"a.png": b"png"}, owner=None)
+    assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
+    assert _record(bucket).job_id == NEWER.job_id
