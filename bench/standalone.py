@@ -24,6 +24,9 @@ from bench.documents import synthetic_document
 from bench.models import Baseline, BaselineDocument, Document, SplitCost, XargsDocument, XargsRun
 from bench.targets import SPLIT_TARGET_S, split_rss_budget_mb
 
+# The bench modules run as ``python -m bench.*`` from the repository root.
+_ROOT = Path(__file__).resolve().parents[1]
+
 
 def run_json(args: list[str]) -> dict[str, Any]:
     """A bench module in a fresh interpreter; its stdout is one JSON object."""
@@ -31,7 +34,7 @@ def run_json(args: list[str]) -> dict[str, Any]:
         [sys.executable, "-m", *args],
         capture_output=True,
         check=False,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=_ROOT,
     )
     if done.returncode != 0:
         raise RuntimeError(f"{args[0]} failed: {done.stderr.decode()[-2000:]}")
@@ -60,7 +63,7 @@ class PlainRounds:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            cwd=Path(__file__).resolve().parents[1],
+            cwd=_ROOT,
             text=True,
         )
 
@@ -195,7 +198,7 @@ def xargs_round(docs: list[Document], workers: int) -> XargsRound:
         input=files,
         capture_output=True,
         check=False,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=_ROOT,
     )
     makespan = time.perf_counter() - started
     if done.returncode != 0:
