@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from pagefleet.local.dispatch import Dispatcher, EnvironmentSpec, FakeLambdaContext
@@ -210,3 +211,33 @@ def test_an_environment_that_raises_dies_or_times_out_fails_the_batch() -> None:
         env.stop()
     assert reply is not None and reply["pid"] != warm  # a cold start after each death
     assert reply["invocations"] == 1 and env.cold_starts == 3
+
+
+def test_a_function_mapped_cold_starts_its_environment_on_its_first_batch(
+    settings: Settings,
+) -> None:
+    stack = create_stack(settings, create_bucket=False)
+    spec = EnvironmentSpec("tests.test_dispatch:environment_handler")
+    handled = threading.Event()
+    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=0)
+    for name, warm in (("ingest", True), ("completion", False)):
+        dispatcher.add(
+            name,
+            stack.queue_urls[name],
+            stack.queue_arns[name],
+            spec,
+            warm=warm,
+            observer=lambda messages: handled.set(),
+        )
+
+    def environments() -> int:
+        return sum(spec.handler in p.cmdline() for p in psutil.Process().children())
+
+    dispatcher.start()
+    try:
+        assert environments() == 1  # the warm function's, started with the dispatcher
+        stack.sqs.send_message(QueueUrl=stack.queue_urls["completion"], MessageBody="{}")
+        assert handled.wait(30)
+        assert environments() == 2
+    finally:
+        dispatcher.stop()

@@ -79,6 +79,7 @@ class _Mapping:
     batch_size: int
     concurrency: int
     observer: Observer | None = None
+    warm: bool = True  # start its first environment with the dispatcher, not on its first batch
     stats: MappingStats = field(default_factory=MappingStats)
     wanted: int = 1  # pollers allowed to poll: grows with the backlog
     last_full_batch: float = float("-inf")  # time.monotonic() of the last full batch
@@ -109,12 +110,14 @@ class Dispatcher:
         *,
         concurrency: int = 1,
         observer: Observer | None = None,
+        warm: bool = True,
     ) -> None:
         """Map a queue to a function: ``handler`` is called in this process (it must then be
         thread-safe when ``concurrency`` > 1), or, given an :class:`EnvironmentSpec`, each
-        poller invokes an environment process of its own."""
+        poller invokes an environment process of its own. Unless ``warm``, that process starts
+        on the first batch, as a cold start does on Lambda."""
         mapping = _Mapping(
-            name, queue_url, queue_arn, handler, batch_size, max(1, concurrency), observer
+            name, queue_url, queue_arn, handler, batch_size, max(1, concurrency), observer, warm
         )
         for index in range(mapping.concurrency):
             mapping.threads.append(
@@ -141,7 +144,7 @@ class Dispatcher:
 
     def start(self) -> None:
         for mapping in self._mappings.values():
-            if isinstance(mapping.handler, EnvironmentSpec):
+            if mapping.warm and isinstance(mapping.handler, EnvironmentSpec):
                 # The first environment of each function warms up while the rest starts.
                 environment = self._environment(mapping, 0)
                 environment.start()
