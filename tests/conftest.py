@@ -55,6 +55,10 @@ def moto_server() -> Iterator[MotoServer]:
 
 @pytest.fixture
 def settings(moto_server: MotoServer) -> Settings:
+    return fresh_settings(moto_server)
+
+
+def fresh_settings(moto_server: MotoServer) -> Settings:
     """Settings for a stack no other test touches (moto keeps one state per process)."""
     name = f"t{next(_names)}-{int(time.time() * 1000) % 100000}"
     return Settings(
