@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
 from tenacity import (
@@ -79,6 +78,8 @@ def _client_kwargs(settings: Settings) -> dict[str, Any]:
 
 def client(service: str, settings: Settings) -> Any:
     """A boto3 client for ``service`` ("s3" or "sqs") at the configured endpoint."""
+    import boto3  # not at the top: the runner's workers use aiobotocore only (boto3 ~0.1 s)
+
     return boto3.session.Session().client(service, **_client_kwargs(settings))  # type: ignore[call-overload]
 
 
