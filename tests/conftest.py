@@ -1,5 +1,5 @@
-"""Fixtures: one real moto server per test session, a fresh stack (own bucket and queues) per
-test, and the whole local pipeline on top of it."""
+"""Fixtures: one real moto server per test session, settings for a fresh stack (own bucket and
+queues) per test, and the whole local pipeline on top of one per module."""
 
 from __future__ import annotations
 
@@ -55,11 +55,11 @@ def moto_server() -> Iterator[MotoServer]:
 
 @pytest.fixture
 def settings(moto_server: MotoServer) -> Settings:
+    """Settings for a stack no other test touches (moto keeps one state per process)."""
     return fresh_settings(moto_server)
 
 
 def fresh_settings(moto_server: MotoServer) -> Settings:
-    """Settings for a stack no other test touches (moto keeps one state per process)."""
     name = f"t{next(_names)}-{int(time.time() * 1000) % 100000}"
     return Settings(
         endpoint_url=moto_server.url,
@@ -75,12 +75,13 @@ def fresh_settings(moto_server: MotoServer) -> Settings:
     )
 
 
-@pytest.fixture
-def pipeline(moto_server: MotoServer, settings: Settings) -> Iterator[LocalPipeline]:
-    local = LocalPipeline(settings, workers=2, server=moto_server)
-    local.start()
-    yield local
-    local.stop()
+@pytest.fixture(scope="module")
+def pipeline(moto_server: MotoServer) -> Iterator[LocalPipeline]:
+    """One whole stack per test module, for the tests that upload and read back under keys of
+    their own: its processes cost some 5 CPU s to start and stop. A test that needs a stack set
+    up otherwise starts its own from ``settings``."""
+    with LocalPipeline(fresh_settings(moto_server), workers=2, server=moto_server) as local:
+        yield local
 
 
 @pytest.fixture

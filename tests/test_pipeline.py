@@ -7,7 +7,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -23,7 +22,7 @@ from pagefleet.stack import notification_configuration
 from pagefleet.storage import Bucket
 from pagefleet.submission import upload
 from runner.converters.text_layer import convert_document
-from tests.conftest import corpus_dir, fresh_settings, wait_for_record
+from tests.conftest import corpus_dir, wait_for_record
 
 ERROR_CODES = {
     "not_pdf",
@@ -39,15 +38,6 @@ ERROR_CODES = {
     "dead_letter",
     "all_chunks_failed",
 }
-
-
-@pytest.fixture(scope="module")
-def pipeline(moto_server) -> Iterator[LocalPipeline]:
-    """One stack for the tests here that upload and read back under keys of their own: a
-    stack's processes cost some 5 CPU s to start and stop. Tests that need a stack set up
-    otherwise start their own."""
-    with LocalPipeline(fresh_settings(moto_server), workers=2, server=moto_server) as local:
-        yield local
 
 
 @pytest.fixture(scope="module")
