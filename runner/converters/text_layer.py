@@ -91,9 +91,12 @@ def extract_pages(
         pdf.close()
 
 
-def convert_document(pdf_path: str | os.PathLike[str], *, ocr: OcrMode = "auto") -> str:
+def convert_document(
+    pdf_path: str | os.PathLike[str], *, ocr: OcrMode = "auto", ocr_threads: int = 0
+) -> str:
     """The plain one-process conversion of a whole document to Markdown."""
-    return render_document(extract_pages(pdf_path, 1, ocr=ocr), outline=read_outline(pdf_path))
+    pages = extract_pages(pdf_path, 1, ocr=ocr, ocr_threads=ocr_threads)
+    return render_document(pages, outline=read_outline(pdf_path))
 
 
 class TextLayerConverter:
