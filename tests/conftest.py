@@ -20,16 +20,17 @@ from pagefleet.submission import await_records
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 _names = itertools.count()
 
-# The files that take longest, longest first (quiet 2-core machine: the moto apply ~110 s, most
-# of it waiting on the provider; the image's pip replay ~45 s; terraform test ~40 s; the corpus
-# ~45 s). `make test` hands files to its processes in this order, so none is left running one
-# of these alone at the end.
+# The files that take longest, longest first (seconds in a whole `make test` on 2 cores: the
+# moto apply ~125, most of it waiting on the provider; test_pipeline ~75; the corpus ~70;
+# test_cli ~65; test_supervisor and test_terraform ~55). `make test` hands files to its
+# processes in this order, so none is left running one of these alone at the end.
 LONGEST_FIRST = (
     "test_terraform_apply.py",
-    "test_runner_image.py",
-    "test_corpus.py",
-    "test_terraform.py",
     "test_pipeline.py",
+    "test_corpus.py",
+    "test_cli.py",
+    "test_supervisor.py",
+    "test_terraform.py",
 )
 
 
