@@ -18,12 +18,10 @@ from pagefleet.submission import Submission
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.input is None:
-        source = Path(tempfile.mkdtemp(prefix="pagefleet-demo-"))
-        write_demo_set(source)
-        console.print(f"[bold]demo set[/] written to {source}")
-    else:
-        source = Path(args.input).expanduser()
+    demo = args.input is None
+    source = (
+        Path(tempfile.mkdtemp(prefix="pagefleet-demo-")) if demo else Path(args.input).expanduser()
+    )
     if not source.exists():
         console.print(f"[red]no such file or folder: {source}")
         return 2
@@ -34,6 +32,9 @@ def run(args: argparse.Namespace) -> int:
     with LocalPipeline(settings, workers=args.workers, logs=logs, keep_jobs_s=10) as pipeline:
         assert pipeline.stack is not None
         bucket = Bucket(pipeline.stack.s3, pipeline.settings.bucket)
+        if demo:  # while the stack's processes start
+            write_demo_set(source)
+            console.print(f"[bold]demo set[/] written to {source}")
         pipeline.wait_ready()  # pages/s counts conversion, not Python start-up
         submission = Submission.upload(bucket, source)
         if not submission.files:
