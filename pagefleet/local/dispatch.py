@@ -161,10 +161,14 @@ class Dispatcher:
             if thread.is_alive():
                 thread.join(timeout_s)
 
-    def stop(self) -> None:
+    def stop(self, *, wait: bool = True) -> None:
+        """No new polls; with ``wait``, return once every poller has ended (each first finishes
+        its long poll and the batch it brings) and so has every environment."""
         self._stop.set()
         with self._changed:
             self._changed.notify_all()
+        if not wait:
+            return
         for mapping in self._mappings.values():
             for thread in mapping.threads:
                 if thread.is_alive():

@@ -38,9 +38,9 @@ from runner.health import RunnerHealth
 
 log = logging.getLogger(__name__)
 
-# A short long-poll lets the local stack stop within seconds: an idle worker finishes its poll
-# (and releases anything it brings) before it exits.
-LOCAL_POLL_WAIT_S = 2
+# A short long-poll lets the local stack stop within a second: an idle worker finishes its poll
+# (and releases anything it brings) before it exits. An idle worker then polls once a second.
+LOCAL_POLL_WAIT_S = 1
 # Concurrent environments per function at most (Lambda scales an SQS mapping up with the
 # backlog); the dead-letter consumers see a trickle.
 CONCURRENCY = {"splitter": 4, "completion": 3, "upload-dead-letters": 1, "chunk-dead-letters": 1}
@@ -282,6 +282,9 @@ class LocalPipeline:
                 self._runner_tmp = None
 
     def stop(self) -> None:
+        """Stop at once (:meth:`drain` first lets the jobs in flight finish)."""
+        if self.dispatcher is not None:
+            self.dispatcher.stop(wait=False)  # its pollers end their long polls meanwhile
         self.stop_runners()
         if self.dispatcher is not None:
             self.dispatcher.stop()
