@@ -4,7 +4,6 @@ converted in one process) on every real PDF with those plans."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.standalone import xargs_ocr_threads
 from pagefleet import keys
 from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobRecord
@@ -76,10 +76,10 @@ def test_a_scan_is_cut_into_chunks_of_its_own_pages(converted) -> None:
 def test_rule_5_on_every_real_pdf(converted) -> None:
     bucket, records, pdfs = converted
     assert {r.status for r in records.values()} == {"done"}
-    # The plain one-process invocation, per document, two at a time; each gets half the cores
-    # for OCR, as the supervisor shares them among its workers (all cores each, their threads
-    # fight: 38 CPU s instead of 27 here).
-    convert = partial(convert_document, ocr_threads=max(1, (os.cpu_count() or 1) // 2))
+    # The plain one-process invocation, per document, two at a time; each gets its share of
+    # the cores for OCR, as the supervisor's workers do (all cores each, their threads fight:
+    # 38 CPU s instead of 27 here).
+    convert = partial(convert_document, ocr_threads=xargs_ocr_threads(2))
     with ProcessPoolExecutor(2) as pool:
         wholes = dict(zip(pdfs, pool.map(convert, pdfs), strict=True))
     for pdf, whole in wholes.items():
