@@ -23,7 +23,7 @@ from bench.models import GpuPeak, GpuSummary, ProcessPeak, ResourceSummary, Role
 
 # Roles of the processes of a local run, as the report names them.
 HARNESS = "harness (moto + handlers)"
-# The handlers' Lambda execution environments, processes of their own (pagefleet.local).
+# The handlers' Lambda execution environments, processes of their own (embedded).
 HANDLERS = "handlers (Lambda environments)"
 SUPERVISOR = "supervisor"
 WORKER = "worker"
@@ -54,7 +54,7 @@ def role_of(proc: psutil.Process, harness_pid: int) -> str:
         cmdline.startswith("bash -c xargs")
     ):
         return BASELINES
-    if "pagefleet.local.environment" in cmdline:
+    if "embedded.environment" in cmdline:
         return HANDLERS
     if "runner.worker" in cmdline:
         return WORKER

@@ -13,9 +13,9 @@ from bench.config import BenchConfig
 from bench.models import Document
 from bench.pipeline_run import PipelineRun, run_pipeline
 from bench.sampling import ResourceSampler
+from embedded import MotoServer
+from embedded.pipeline import LocalPipeline
 from pagefleet.aws import client
-from pagefleet.local import MotoServer
-from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.settings import Settings, load_settings, settings_from_terraform_outputs
 from pagefleet.storage import Bucket
 

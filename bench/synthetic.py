@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from pagefleet.local.demo import sentence
+from embedded.demo import sentence
 
 _LINES_PER_PAGE = 44
 _WORDS_PER_LINE = 14

@@ -8,6 +8,7 @@ so that there is exactly one policy to reason about.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from botocore.config import Config
@@ -62,6 +63,20 @@ transient_retry = retry(
     stop=stop_after_attempt(ATTEMPTS),
     reraise=True,
 )
+
+
+# moto (and any endpoint of one's own) accepts any credentials; boto3 only needs some to sign.
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+
+
+def use_fake_credentials() -> None:
+    """Credentials for an endpoint that takes any; real ones already in the environment win."""
+    for name, value in FAKE_CREDENTIALS.items():
+        os.environ.setdefault(name, value)
 
 
 def _client_kwargs(settings: Settings) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pagefleet.local import MotoServer
-from pagefleet.local.pipeline import LocalPipeline
+from embedded import MotoServer
+from embedded.pipeline import LocalPipeline
 from pagefleet.models import JobRecord
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from pagefleet.local.provision import STACK_APP_ID
-from pagefleet.local.server import BackgroundServer
+from embedded.provision import STACK_APP_ID
+from embedded.server import BackgroundServer
 
 HOP_BY_HOP = {
     "connection",

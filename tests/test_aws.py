@@ -11,8 +11,9 @@ import pytest
 from botocore.exceptions import ClientError
 from tenacity import wait_none
 
+from embedded.server import BackgroundServer
 from pagefleet import aws
-from pagefleet.local.server import BackgroundServer, use_fake_credentials
+from pagefleet.aws import use_fake_credentials
 from pagefleet.queues import AsyncQueue
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket

@@ -25,8 +25,8 @@ from bench.sampling import (
 from bench.stages import job_stages
 from bench.standalone import PlainRounds
 from bench.synthetic import synthetic_pdf
-from pagefleet.local import MotoServer
-from pagefleet.local.pipeline import LocalPipeline
+from embedded import MotoServer
+from embedded.pipeline import LocalPipeline
 from pagefleet.models import ChunkResult, ChunkSpec, JobManifest, JobRecord, Source, StageTimings
 from pagefleet.settings import Settings
 from pagefleet.submission import count_pages

@@ -15,8 +15,8 @@ from typing import Any
 import boto3
 import psutil
 
-from pagefleet.local.demo import report_pdf
-from pagefleet.local.server import FAKE_CREDENTIALS
+from embedded.demo import report_pdf
+from pagefleet.aws import FAKE_CREDENTIALS
 
 
 def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pagefleet.cli",
+            "cli",
             "run",
             str(inbox),
             "--out",
@@ -53,7 +53,7 @@ def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
 
 def test_run_without_input_converts_the_demo_set(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pagefleet.cli", "run", "--out", str(tmp_path)],
+        [sys.executable, "-m", "cli", "run", "--out", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -65,7 +65,7 @@ def test_run_without_input_converts_the_demo_set(tmp_path: Path) -> None:
 
 def _up(*args: str, env: dict[str, str] | None = None, stderr: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "pagefleet.cli", "up", *args],
+        [sys.executable, "-m", "cli", "up", *args],
         stdout=subprocess.PIPE,
         stderr=stderr.open("w"),
         text=True,

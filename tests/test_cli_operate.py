@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from cli import main, parser
+from cli.operate import document_rel, stack_settings
+from embedded.demo import report_pdf
+from embedded.pipeline import LocalPipeline
 from pagefleet import keys
-from pagefleet.cli import main, parser
-from pagefleet.cli.operate import document_rel, stack_settings
-from pagefleet.local.demo import report_pdf
-from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobManifest
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bench.standalone import xargs_ocr_threads
+from embedded.pipeline import LocalPipeline
 from pagefleet import keys
-from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobRecord
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket

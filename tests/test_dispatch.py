@@ -14,10 +14,10 @@ from typing import Any
 import psutil
 import pytest
 
-from pagefleet.local.dispatch import Dispatcher, EnvironmentSpec, FakeLambdaContext
-from pagefleet.local.environment import Environment, InvocationError
-from pagefleet.local.logs import LogRouter
-from pagefleet.local.provision import create_stack
+from embedded.dispatch import Dispatcher, EnvironmentSpec, FakeLambdaContext
+from embedded.environment import Environment, InvocationError
+from embedded.logs import LogRouter
+from embedded.provision import create_stack
 from pagefleet.settings import Settings
 
 INVOCATIONS = 0  # module state, one environment's own when run there

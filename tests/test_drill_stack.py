@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from embedded.demo import report_pdf
+from embedded.janitor import Janitor
+from embedded.logs import LogRouter, is_loud
+from embedded.pipeline import LocalPipeline
+from embedded.provision import create_stack
 from pagefleet import keys
-from pagefleet.local.demo import report_pdf
-from pagefleet.local.janitor import Janitor
-from pagefleet.local.logs import LogRouter, is_loud
-from pagefleet.local.pipeline import LocalPipeline
-from pagefleet.local.provision import create_stack
 from pagefleet.models import JobRecord, Source
 from pagefleet.outbox import publish
 from pagefleet.settings import Settings
@@ -151,7 +151,7 @@ def test_a_quiet_terminal_shows_warnings_and_crashes_only(tmp_path: Path) -> Non
         '{"ts":1,"level":"warning","event":"worker_exited","exit_code":-9}': True,
         '{"level":"ERROR","message":"chunk recorded as failed"}': True,
         "2026-12-01 16:00:00,001 pagefleet.worker worker ready: converter text-layer": False,
-        "2026-12-01 16:00:00,001 ERROR pagefleet.local.dispatch splitter failed": True,
+        "2026-12-01 16:00:00,001 ERROR embedded.dispatch splitter failed": True,
         "Traceback (most recent call last):": True,
     }
     assert {line: is_loud(line) for line in lines} == lines

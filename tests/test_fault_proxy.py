@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from embedded import MotoServer
+from embedded.demo import report_pdf
+from embedded.pipeline import LocalPipeline
 from pagefleet import keys
-from pagefleet.local import MotoServer
-from pagefleet.local.demo import report_pdf
-from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 from pagefleet.submission import await_records, upload
@@ -55,7 +55,7 @@ def test_the_proxy_injects_each_fault_and_spares_the_stack(
     assert {"ok", "InternalError", "ConnectionClosedError"} <= set(outcomes), outcomes
     assert proxy.counts["error"] and proxy.counts["lost"] and proxy.counts["delayed"]
     # The embedded stack's own clients pass untouched (they stand in for AWS's services).
-    from pagefleet.local.provision import stack_client
+    from embedded.provision import stack_client
 
     stack_s3 = stack_client("s3", settings.model_copy(update={"endpoint_url": proxy.url}))
     spared = proxy.counts["spared"]

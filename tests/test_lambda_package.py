@@ -58,8 +58,8 @@ def test_sources_only_package_holds_the_handlers_and_core(tmp_path: Path) -> Non
     assert {"handlers/splitter.py", "handlers/completion.py", "pagefleet/assembly.py"} <= names
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
     # The embedded stack and the command are above the handlers: no import leads to them.
-    assert not any(n.startswith("pagefleet/local/") for n in names), "moto-only code stays out"
-    assert not {"pagefleet/cli.py", "pagefleet/submission.py"} & names
+    assert not any(n.startswith("embedded/") for n in names), "moto-only code stays out"
+    assert not {"cli.py", "pagefleet/submission.py"} & names
     assert not any(n.startswith(("tests/", "runner/", "bench/")) for n in names)
 
 

@@ -1,6 +1,7 @@
-"""Every import points down: the embedded stack and the command compose the handlers and the
-runner, which use the core; nothing below imports what is above it, and each deployable runs
-without the extras it does not install (pyproject.toml's groups)."""
+"""Every import points down, floor by floor as the top-level folders stand: the command (`cli/`)
+above the embedded stack (`embedded/`), which composes the handlers and the runner, which use the
+core (`pagefleet/`); nothing below imports what is above it, nothing deployed to AWS imports
+moto, and each deployable runs without the extras it does not install (pyproject.toml's groups)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 from tests.lambda_builder import builder
 
 ROOT = Path(__file__).resolve().parents[1]
-# The top layer: the embedded stack (pagefleet/local/) and the `pagefleet` command.
-TOP = ("pagefleet.local", "pagefleet.cli")
+# The top floors: the embedded stack and, above it, the `pagefleet` command.
+TOP = ("embedded", "cli")
 LOCAL_EXTRA = ("moto", "rich", "fpdf")  # pyproject.toml's `local` extra
 RUNNER_EXTRA = ("aiobotocore", "pdftext", "rapidocr_onnxruntime", "psutil", "pynvml")
 
@@ -33,9 +34,11 @@ def _within(module: str, prefixes: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
-CORE = {m: p for m, p in _modules("pagefleet").items() if not _within(m, TOP)}
+CORE = _modules("pagefleet")
 HANDLERS = _modules("handlers")
 RUNNER = _modules("runner")
+EMBEDDED = _modules("embedded")
+CLI = _modules("cli")
 
 
 def _imports(path: Path) -> set[str]:
@@ -54,8 +57,9 @@ def _violations(modules: dict[str, Path], forbidden: tuple[str, ...]) -> list[st
 
 def test_the_layers_are_not_empty() -> None:
     # A rename that empties a layer would make the checks below pass vacuously.
-    assert "pagefleet.keys" in CORE and "pagefleet.local.pipeline" not in CORE
-    assert "handlers.splitter" in HANDLERS and "runner.worker" in RUNNER
+    assert "pagefleet.keys" in CORE and "handlers.splitter" in HANDLERS
+    assert "runner.worker" in RUNNER and "embedded.pipeline" in EMBEDDED
+    assert "cli.operate" in CLI
 
 
 def test_the_core_imports_neither_handlers_nor_runner_nor_the_top_layer() -> None:
@@ -65,6 +69,17 @@ def test_the_core_imports_neither_handlers_nor_runner_nor_the_top_layer() -> Non
 def test_handlers_and_runner_import_nothing_above_them_or_each_other() -> None:
     assert _violations(HANDLERS, ("runner", *TOP, *LOCAL_EXTRA)) == []
     assert _violations(RUNNER, ("handlers", *TOP, *LOCAL_EXTRA)) == []
+
+
+def test_the_embedded_stack_imports_nothing_of_the_command() -> None:
+    assert _violations(EMBEDDED, ("cli",)) == []
+
+
+def test_only_the_embedded_stack_imports_moto() -> None:
+    # The GPU image and the Lambda package copy the core, the handlers and the runner: a moto
+    # patch there would change what AWS's answers look like to the code.
+    floors = {**CORE, **HANDLERS, **RUNNER, **CLI}
+    assert _violations(floors, ("moto",)) == []
 
 
 def _import_with_absent(absent: tuple[str, ...], modules: list[str]) -> subprocess.CompletedProcess:
@@ -103,8 +118,14 @@ def test_core_and_handlers_import_with_only_the_core_dependencies() -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_the_commands_for_a_deployed_stack_run_without_moto() -> None:
+    # `submit`, `status`, `redrive` and `get` talk to AWS: only `run` and `up` start moto.
+    result = _import_with_absent(("moto",), ["cli", "cli.operate"])
+    assert result.returncode == 0, result.stderr
+
+
 def test_the_command_without_the_local_extra_says_what_to_install() -> None:
-    result = _import_with_absent(LOCAL_EXTRA, ["pagefleet.cli"])
+    result = _import_with_absent(LOCAL_EXTRA, ["cli"])
     assert result.returncode != 0
     assert "pip install 'pagefleet[local]'" in result.stderr
     assert "Traceback" not in result.stderr

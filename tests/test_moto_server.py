@@ -10,7 +10,7 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sqs.models import Queue, sqs_backends
 
-from pagefleet.local import MotoServer
+from embedded import MotoServer
 from pagefleet.settings import Settings
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from embedded.provision import create_stack
 from pagefleet import keys
-from pagefleet.local.provision import create_stack
 from pagefleet.models import ErrorInfo, JobRecord, Source
 from pagefleet.outbox import Superseded, publish
 from pagefleet.settings import Settings

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pypdfium2 as pdfium
 import pytest
 
+from embedded.demo import report_pdf
 from pagefleet.errors import PagefleetError
-from pagefleet.local.demo import report_pdf
 from pagefleet.pdf import cut_chunks, open_pdf
 from pagefleet.planning import plan_chunks
 from tests.conftest import corpus_dir

@@ -12,10 +12,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from embedded.demo import report_pdf
+from embedded.pipeline import LocalPipeline
 from pagefleet import keys
 from pagefleet.completion import complete_job
-from pagefleet.local.demo import report_pdf
-from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import JobManifest, Source
 from pagefleet.settings import Settings
 from pagefleet.stack import notification_configuration

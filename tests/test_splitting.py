@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from embedded.demo import report_pdf
+from embedded.provision import Stack, create_stack
 from pagefleet import keys
-from pagefleet.local.demo import report_pdf
-from pagefleet.local.provision import Stack, create_stack
 from pagefleet.models import ChunkResult, JobManifest, JobRecord, Source
 from pagefleet.queues import Queue
 from pagefleet.settings import Settings

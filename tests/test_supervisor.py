@@ -47,7 +47,7 @@ from runner.worker_plan import (
 from runner.worker_state import WorkerState
 
 if TYPE_CHECKING:
-    from pagefleet.local.pipeline import LocalPipeline
+    from embedded.pipeline import LocalPipeline
 
 FAKE_WORKER = r"""
 import json, os, signal, sys, time
@@ -877,7 +877,7 @@ def test_protection_only_on_ecs(monkeypatch: pytest.MonkeyPatch) -> None:
 def long_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """124 pages: four chunks of 31 pages, about a second each, so SIGTERM finds them in hand.
     Made once for both drain modes (generating it takes seconds)."""
-    from pagefleet.local.demo import report_pdf
+    from embedded.demo import report_pdf
 
     return report_pdf(tmp_path_factory.mktemp("long") / "long.pdf", sections=260, seed=5)
 
@@ -888,7 +888,7 @@ def test_sigterm_drains_real_workers_without_losing_a_chunk(
 ) -> None:
     """`python -m runner` with runner.worker: SIGTERM while chunks are held drains every worker
     to a clean exit, and no chunk is lost: the job completes once runners start again."""
-    from pagefleet.local.pipeline import LocalPipeline
+    from embedded.pipeline import LocalPipeline
     from pagefleet.storage import Bucket
     from pagefleet.submission import upload
     from tests.conftest import wait_for_record

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from pagefleet.local import MotoServer
+from embedded import MotoServer
 from tests.terraform_support import (
     MOTO_CREDENTIALS,
     ROOT,

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from embedded import MotoServer
+from embedded.pipeline import LocalPipeline
+from embedded.provision import Stack, create_stack
 from pagefleet import aws, stack
-from pagefleet.local import MotoServer
-from pagefleet.local.pipeline import LocalPipeline
-from pagefleet.local.provision import Stack, create_stack
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 from pagefleet.submission import upload
@@ -162,7 +162,7 @@ def _settings(moto_server: MotoServer, applied: dict[str, Any], **extra: Any) ->
     )
 
 
-def _local_stack(moto_server: MotoServer, applied: dict[str, Any], tag: str) -> Stack:
+def _embedded_stack(moto_server: MotoServer, applied: dict[str, Any], tag: str) -> Stack:
     """What `pagefleet up` makes from the same definition, beside what Terraform made."""
     name = f"{applied['name']}{tag}"
     return create_stack(
@@ -200,12 +200,12 @@ def _notification_rules(s3: Any, bucket: str) -> set[tuple[str, str, str, tuple[
 
 
 @needs_terraform
-def test_queues_read_back_equal_the_stack_definition_and_the_local_stack(
+def test_queues_read_back_equal_the_stack_definition_and_the_embedded_stack(
     applied: dict[str, Any], moto_server: MotoServer
 ) -> None:
     settings = _settings(moto_server, applied)
     sqs = aws.client("sqs", settings)
-    local = _local_stack(moto_server, applied, "l")
+    local = _embedded_stack(moto_server, applied, "l")
     for spec in stack.queue_specs(settings):
         url, dlq_url = (
             applied["queue_urls"][spec.role],
@@ -229,7 +229,7 @@ def test_queues_read_back_equal_the_stack_definition_and_the_local_stack(
 
 
 @needs_terraform
-def test_notifications_read_back_equal_the_stack_definition_and_the_local_stack(
+def test_notifications_read_back_equal_the_stack_definition_and_the_embedded_stack(
     applied: dict[str, Any], moto_server: MotoServer
 ) -> None:
     settings = _settings(moto_server, applied)
@@ -239,7 +239,7 @@ def test_notifications_read_back_equal_the_stack_definition_and_the_local_stack(
         for n in stack.notification_specs()
     }
     assert _notification_rules(s3, applied["bucket_name"]) == wanted
-    local = _local_stack(moto_server, applied, "n")
+    local = _embedded_stack(moto_server, applied, "n")
     assert _notification_rules(s3, local.settings.bucket) == wanted
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from bench.synthetic import synthetic_pdf
+from embedded.demo import report_pdf
+from embedded.pipeline import LocalPipeline
 from pagefleet import keys
-from pagefleet.local.demo import report_pdf
-from pagefleet.local.pipeline import LocalPipeline
 from pagefleet.models import ChunkMessage, ChunkResult
 from pagefleet.settings import Settings, settings_env
 from pagefleet.storage import AsyncBucket, Bucket

@@ -7,16 +7,38 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-
-try:
-    from pagefleet.cli import local_stack, operate
-except ModuleNotFoundError as missing:  # a Lambda or runner install: the core only
-    raise SystemExit(
-        f"the pagefleet command needs the embedded stack's extra ({missing.name} is missing): "
-        "pip install 'pagefleet[local]'"
-    ) from None
+from collections.abc import Callable
 
 __all__ = ["main"]
+
+
+def _without_local_extra(missing: ModuleNotFoundError) -> SystemExit:
+    # A Lambda or runner install has the core only.
+    return SystemExit(
+        f"the pagefleet command needs the embedded stack's extra ({missing.name} is missing): "
+        "pip install 'pagefleet[local]'"
+    )
+
+
+try:
+    from cli import operate
+except ModuleNotFoundError as missing:
+    raise _without_local_extra(missing) from None
+
+
+def _embedded(command: str) -> Callable[[argparse.Namespace], int]:
+    """``run`` and ``up`` start the embedded stack (moto): imported only when one of them runs,
+    so the commands for a deployed stack never load moto."""
+
+    def start(args: argparse.Namespace) -> int:
+        try:
+            from cli import embedded_stack
+        except ModuleNotFoundError as missing:
+            raise _without_local_extra(missing) from None
+        return int(getattr(embedded_stack, command)(args))
+
+    return start
+
 
 DOCUMENT_HELP = "a document: inbox/<rel>.pdf, outbox/<rel>.md or just <rel>"
 
@@ -48,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--workers", type=int, default=None, help="runner worker processes (default: one per core)"
     )
-    run.set_defaults(func=local_stack.run)
+    run.set_defaults(func=_embedded("run"))
 
     up = commands.add_parser(
         "up",
@@ -79,7 +101,7 @@ def parser() -> argparse.ArgumentParser:
         help="delete a job's internals (jobs/<id>/, every version) this long after it ended, "
         "as the lifecycle rule does on AWS (default 10)",
     )
-    up.set_defaults(func=local_stack.up)
+    up.set_defaults(func=_embedded("up"))
 
     submit = commands.add_parser("submit", help="upload PDFs to inbox/ of a running stack")
     submit.add_argument("files", nargs="+", help="PDFs or folders of PDFs")

@@ -7,8 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pagefleet import aws, keys
-from pagefleet.cli.views import (
+from cli.views import (
     await_with_progress,
     chunks_table,
     console,
@@ -16,7 +15,7 @@ from pagefleet.cli.views import (
     queues_table,
     records_table,
 )
-from pagefleet.local.server import use_fake_credentials
+from pagefleet import aws, keys
 from pagefleet.models import JobRecord
 from pagefleet.redrive import redrive as redrive_queues
 from pagefleet.settings import Settings, load_settings, settings_from_terraform_outputs
@@ -41,7 +40,7 @@ def stack_settings(args: argparse.Namespace) -> Settings:
 
 def _clients(settings: Settings) -> tuple[Bucket, Any]:
     if settings.endpoint_url:
-        use_fake_credentials()  # moto takes any; real credentials in the environment win
+        aws.use_fake_credentials()  # moto takes any; real credentials in the environment win
     return Bucket(aws.client("s3", settings), settings.bucket), aws.client("sqs", settings)
 
 

@@ -9,9 +9,9 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from pagefleet.cli.views import await_with_progress, console, records_table
-from pagefleet.local.demo import write_demo_set
-from pagefleet.local.pipeline import DrainReport, LocalPipeline, terminal_logs
+from cli.views import await_with_progress, console, records_table
+from embedded.demo import write_demo_set
+from embedded.pipeline import DrainReport, LocalPipeline, terminal_logs
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 from pagefleet.submission import Submission

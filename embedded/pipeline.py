@@ -2,7 +2,7 @@
 
 The handlers run as Lambda runs them: event source mappings (:class:`Dispatcher`) poll the
 queues here and invoke each function in execution environments of its own, processes that
-import the handler once (:mod:`pagefleet.local.environment`), several at once under a backlog.
+import the handler once (:mod:`embedded.environment`), several at once under a backlog.
 The runners run as ``python -m runner``, exactly the command the ECS task runs. Their logs,
 and the environments', go through one :class:`LogRouter`.
 
@@ -27,11 +27,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from pagefleet.local.dispatch import Dispatcher, EnvironmentSpec
-from pagefleet.local.janitor import Janitor
-from pagefleet.local.logs import RUNNER, LogRouter
-from pagefleet.local.provision import Stack, create_stack, open_stack
-from pagefleet.local.server import MotoServer, use_fake_credentials
+from embedded.dispatch import Dispatcher, EnvironmentSpec
+from embedded.janitor import Janitor
+from embedded.logs import RUNNER, LogRouter
+from embedded.provision import Stack, create_stack, open_stack
+from embedded.server import MotoServer
+from pagefleet import aws
 from pagefleet.settings import Settings, settings_env
 from pagefleet.stack import HANDLER_TIMEOUT_S
 from runner.health import RunnerHealth
@@ -112,7 +113,7 @@ class LocalPipeline:
             url = self.server.start() if self._own_server else self.server.url
             self.settings = self.settings.model_copy(update={"endpoint_url": url})
         else:
-            use_fake_credentials()  # a moto-like endpoint takes any; real ones are kept
+            aws.use_fake_credentials()  # a moto-like endpoint takes any; real ones are kept
         if self.stack is None:
             self.stack = open_stack(self.settings) if self.external else create_stack(self.settings)
         self.dispatcher = dispatcher = Dispatcher(self.stack.sqs, self.settings.region)
@@ -312,7 +313,7 @@ class LocalPipeline:
 
 def terminal_logs(verbose: bool, log_file: str | None, terminal: IO[str] | bool) -> LogRouter:
     """A router for a command: this process's own log records join the stack's."""
-    from pagefleet.local.logs import RouterHandler
+    from embedded.logs import RouterHandler
 
     router = LogRouter(verbose=verbose, log_file=log_file, terminal=terminal)
     handler = RouterHandler(router)

@@ -2,7 +2,7 @@
 and the pieces that stand in for Lambda's event source mappings (rule 6).
 
 Names are imported on first use, so that a Lambda environment process
-(:mod:`pagefleet.local.environment`) does not import moto.
+(:mod:`embedded.environment`) does not import moto.
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pagefleet.local.dispatch import Dispatcher
-    from pagefleet.local.provision import Stack, create_stack
-    from pagefleet.local.server import MotoServer
+    from embedded.dispatch import Dispatcher
+    from embedded.provision import Stack, create_stack
+    from embedded.server import MotoServer
 
 __all__ = ["Dispatcher", "MotoServer", "Stack", "create_stack"]
 
 _WHERE = {
-    "Dispatcher": "pagefleet.local.dispatch",
-    "MotoServer": "pagefleet.local.server",
-    "Stack": "pagefleet.local.provision",
-    "create_stack": "pagefleet.local.provision",
+    "Dispatcher": "embedded.dispatch",
+    "MotoServer": "embedded.server",
+    "Stack": "embedded.provision",
+    "create_stack": "embedded.provision",
 }
 
 

@@ -4,13 +4,13 @@ invocation at a time, for as long as it lives.
 Lambda runs concurrent invocations of a function in separate environments, so a handler's
 module-level objects (powertools' batch processor, its metrics set, cached clients) belong to one
 invocation at a time; threads in one process would share them. Each environment here is a
-``python -m pagefleet.local.environment MODULE:FUNCTION`` child:
+``python -m embedded.environment MODULE:FUNCTION`` child:
 
 - its standard input takes one JSON line per invocation (the event and the context's fields);
 - its standard output returns one JSON line per invocation (the handler's reply, or its error);
 - whatever the function prints or logs (powertools' JSON logs, EMF metric lines, tracebacks) goes
   to its standard error, which the embedded stack routes as CloudWatch Logs would be
-  (:mod:`pagefleet.local.logs`).
+  (:mod:`embedded.logs`).
 
 An invocation that runs past the function's timeout, or an environment that dies, fails the
 whole batch, as on AWS; the next invocation starts a fresh environment (a cold start).
@@ -89,7 +89,7 @@ class Environment:
         if self.proc is not None and self.proc.poll() is None:
             return
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pagefleet.local.environment", self.spec.handler],
+            [sys.executable, "-m", "embedded.environment", self.spec.handler],
             env={**os.environ, **self.spec.env},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

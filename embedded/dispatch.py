@@ -6,7 +6,7 @@ visibility timeout, and the queue's redrive policy moves them to its DLQ. Everyt
 the batch is deleted.
 
 Concurrency, as Lambda scales an SQS mapping: each function has up to ``concurrency`` pollers,
-each invoking its own execution environment (:mod:`pagefleet.local.environment`) one batch at a
+each invoking its own execution environment (:mod:`embedded.environment`) one batch at a
 time. One poller runs from the start; another joins whenever a poll comes back with a full
 batch (a backlog), and stays.
 """
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pagefleet.local.environment import Environment, EnvironmentSpec, FakeLambdaContext
+from embedded.environment import Environment, EnvironmentSpec, FakeLambdaContext
 
 log = logging.getLogger(__name__)
 

@@ -43,12 +43,7 @@ from moto.moto_server.werkzeug_app import (
 from moto.sqs.models import Message, SQSBackend
 from werkzeug.serving import make_server
 
-# moto accepts any credentials; boto3 only needs some to sign requests.
-FAKE_CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-}
+from pagefleet.aws import use_fake_credentials
 
 
 def _retained(self: SQSBackend, queue_name: str, message: Message) -> bool:
@@ -58,11 +53,6 @@ def _retained(self: SQSBackend, queue_name: str, message: Message) -> bool:
 
 
 SQSBackend.is_message_valid_based_on_retention_period = _retained  # type: ignore[method-assign]
-
-
-def use_fake_credentials() -> None:
-    for name, value in FAKE_CREDENTIALS.items():
-        os.environ.setdefault(name, value)
 
 
 class _HostCachingDispatcher(DomainDispatcherApplication):

@@ -4,7 +4,7 @@ On AWS a lifecycle rule expires ``jobs/`` (and its noncurrent versions) after da
 (terraform/modules/storage: ``expire-jobs``). Locally the bucket lives in the moto server's
 memory, and moto keeps every version of a versioned bucket, so without this a steady stream of
 jobs grows the server without bound. The janitor is not in the handlers' code path: the event
-source mapping tells it which jobs a batch touched (:class:`~pagefleet.local.dispatch.Dispatcher`
+source mapping tells it which jobs a batch touched (:class:`~embedded.dispatch.Dispatcher`
 observers), and ``grace_s`` after a job's last activity it looks whether the job has ended; if
 so, it deletes every version under ``jobs/<job_id>/``.
 

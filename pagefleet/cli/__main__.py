@@ -1,5 +1,0 @@
-import sys
-
-from pagefleet.cli import main
-
-sys.exit(main())
