@@ -19,13 +19,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers import clients
 from pagefleet import keys
-from pagefleet.completion import CompletionOutcome, complete_job, record_dead_chunk
+from pagefleet.chunk_results import dead_letter_result, write_result
+from pagefleet.completion import CompletionOutcome, complete_job
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import ChunkMessage
 from pagefleet.settings import Settings
 
-# One processor per handler: a processor keeps the batch in hand on itself, and the embedded
-# stack runs both handlers on their own threads in one process.
+# One processor per handler: a processor keeps the batch in hand on itself, so the module's two
+# functions must not share one where a process runs both at once (tests/test_handlers.py does;
+# Lambda and the embedded stack give each function environments of its own).
 processor = BatchProcessor(event_type=EventType.SQS)
 dead_letter_processor = BatchProcessor(event_type=EventType.SQS)
 logger = Logger(service="pagefleet-completion")
@@ -65,7 +67,10 @@ def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None
 def dead_letter_record_handler(record: SQSRecord) -> None:
     message = ChunkMessage.model_validate(json.loads(record.body))
     receive_count = int(record.attributes.approximate_receive_count or 0)
-    record_dead_chunk(clients.bucket(Settings(), message.bucket), message, receive_count)
+    # A result a runner wrote meanwhile wins.
+    write_result(
+        clients.bucket(Settings(), message.bucket), dead_letter_result(message, receive_count)
+    )
     logger.warning(
         "chunk recorded as failed from the DLQ",
         extra={"job_id": message.job_id, "chunk": message.chunk.index},

@@ -11,11 +11,10 @@ from typing import Literal
 
 from pagefleet import keys
 from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
-from pagefleet.errors import ErrorCode
 from pagefleet.gc_pause import paused_gc
-from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo, JobManifest
+from pagefleet.models import JobManifest
 from pagefleet.outbox import Superseded, publish, record_owner
-from pagefleet.storage import Bucket, NotFound, PreconditionFailed
+from pagefleet.storage import Bucket, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +49,7 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
         prepare(manifest, _landed(bucket, present))
         return "waiting"
     owner = record_owner(bucket, manifest.rel)
-    if owner is not None and owner[0] == job_id:
+    if owner is not None and owner.job_id == job_id:
         return "already"
     started = time.perf_counter()
     chunks = _landed(bucket, {key: present[key] for key in expected})
@@ -137,42 +136,3 @@ def _manifest(bucket: Bucket, job_id: str) -> JobManifest:
         while len(_MANIFESTS) > _MANIFESTS_KEPT:
             _MANIFESTS.popitem(last=False)
     return manifest
-
-
-def record_dead_chunk(bucket: Bucket, message: ChunkMessage, receive_count: int) -> None:
-    """A chunk whose message reached the DLQ is recorded as failed, so its job still ends
-    (rule 3). A result a runner wrote meanwhile wins."""
-    error = ErrorInfo(
-        code=ErrorCode.DEAD_LETTER,
-        # The DLQ says how often the message was received, not by whom: a runner that died or
-        # hung on it, or any other consumer of the queue.
-        message=f"the chunk's message was received {receive_count} times without a result "
-        "and moved to the dead-letter queue",
-    )
-    record_failed_chunk(bucket, message.job_id, message.chunk, error, attempts=receive_count)
-
-
-def record_failed_chunk(
-    bucket: Bucket, job_id: str, chunk: ChunkSpec, error: ErrorInfo, *, attempts: int
-) -> None:
-    """Write a failed result for ``chunk``, unless it already has one: the write is
-    If-None-Match, so a result a runner wrote first wins. Its S3 event runs completion."""
-    result = ChunkResult(
-        job_id=job_id,
-        chunk=chunk,
-        status="failed",
-        attempts=attempts,
-        converter="none",
-        converter_version="",
-        error=error,
-        finished_at=time.time(),
-    )
-    try:
-        bucket.put(
-            keys.chunk_result(job_id, chunk.index),
-            result.model_dump_json().encode(),
-            content_type="application/json",
-            if_none_match=True,
-        )
-    except PreconditionFailed:
-        log.info("chunk %s/%s already has a result", job_id, chunk.index)

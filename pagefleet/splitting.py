@@ -10,7 +10,7 @@ from typing import Literal
 import pypdfium2 as pdfium
 
 from pagefleet import keys
-from pagefleet.completion import record_failed_chunk
+from pagefleet.chunk_results import failed_result, write_result
 from pagefleet.costs import measure_pages, plan_policy
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.layout.outline import outline_of
@@ -167,7 +167,7 @@ def _publish_chunks(
         raise uncut[0][1]
     for chunk, cause in uncut:
         error = ErrorInfo(code=cause.code, message=cause.message)
-        record_failed_chunk(bucket, manifest.job_id, chunk, error, attempts=1)
+        write_result(bucket, failed_result(manifest.job_id, chunk, error, attempts=1))
 
 
 def _send(

@@ -3,10 +3,12 @@
 Conversion runs out of the worker's process so its event loop (heartbeats, signals) never
 blocks, and so a hostile chunk that hangs, balloons or crashes pdfium takes down only this
 child: the worker kills it, records why, and starts a fresh one. The child is reused for every
-chunk because building a converter costs more than converting a chunk (DESIGN.md).
+chunk because building a converter costs more than converting a chunk (docs/DESIGN.md,
+"Facts that shape the design").
 
 The child hands back the pages as the JSON bytes the worker uploads: the worker never
-validates, copies or re-serialises them (:func:`result_json` splices them into the result).
+validates, copies or re-serialises them (:func:`pagefleet.chunk_results.encode` splices them
+into the result).
 """
 
 from __future__ import annotations
@@ -24,17 +26,11 @@ import psutil
 from pydantic import TypeAdapter
 
 from pagefleet.errors import ErrorCode, PagefleetError
-from pagefleet.models import ChunkResult, PageContent
+from pagefleet.models import PageContent
 from pagefleet.settings import Settings
 
 _MEMORY_CHECK_S = 0.2
 _PAGES = TypeAdapter(list[PageContent])
-
-
-def result_json(result: ChunkResult, pages_json: bytes) -> bytes:
-    """``result`` as JSON with ``pages_json`` (the child's bytes) as its pages, unparsed."""
-    head = result.model_dump_json(exclude_none=True, exclude={"pages"}).encode()
-    return head[:-1] + b',"pages":' + pages_json + b"}"
 
 
 def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]) -> None:

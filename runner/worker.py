@@ -22,12 +22,13 @@ from pathlib import Path
 
 from pagefleet import keys
 from pagefleet.aws import async_client
+from pagefleet.chunk_results import write_result_async
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ErrorInfo
 from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
-from pagefleet.storage import AsyncBucket, NotFound, PreconditionFailed
-from runner.conversion import ConversionProcess, result_json
+from pagefleet.storage import AsyncBucket, NotFound
+from runner.conversion import ConversionProcess
 from runner.worker_state import WorkerState
 
 log = logging.getLogger("pagefleet.worker")
@@ -154,18 +155,18 @@ class Worker:
                 )
                 await self.queue.delete(receipt)
                 return None
-            key = keys.chunk_result(chunk_message.job_id, chunk_message.chunk.index)
             if result.status == "failed" and attempts < self.settings.max_attempts:
                 log.warning(
-                    "chunk %s attempt %d failed: %s; it will be retried",
-                    key,
+                    "chunk %s/%d attempt %d failed: %s; it will be retried",
+                    chunk_message.job_id,
+                    chunk_message.chunk.index,
                     attempts,
                     result.error,
                 )
                 await self.queue.extend(receipt, 0)
                 return None
             finishing = asyncio.ensure_future(
-                self._finish(bucket, key, result, pages_json, delivery, heartbeat)
+                self._finish(bucket, result, pages_json, delivery, heartbeat)
             )
             return finishing
         except asyncio.CancelledError:
@@ -180,7 +181,6 @@ class Worker:
     async def _finish(
         self,
         bucket: AsyncBucket,
-        key: str,
         result: ChunkResult,
         pages_json: bytes,
         delivery: ChunkDelivery,
@@ -189,7 +189,7 @@ class Worker:
         """Write the result, then delete the message: a result never goes missing (rule 3).
         The heartbeat keeps the message until then."""
         try:
-            await self._write_result(bucket, key, result, pages_json)
+            await write_result_async(bucket, result, pages_json)
             await self.queue.delete(delivery.receipt)
             if result.status == "done":
                 self.chunks_done += 1
@@ -239,7 +239,7 @@ class Worker:
                     error=ErrorInfo(code=exc.code, message=exc.message),
                     convert_s=time.perf_counter() - convert_started,
                     finished_at=time.time(),
-                    **base,  # type: ignore[arg-type]
+                    **base,
                 )
                 return failed, b"[]"
             convert_s = time.perf_counter() - convert_started
@@ -259,7 +259,7 @@ class Worker:
             convert_s=convert_s,
             upload_s=time.perf_counter() - upload_started,
             finished_at=time.time(),
-            **base,  # type: ignore[arg-type]
+            **base,
         )
         return done, pages_json
 
@@ -274,19 +274,6 @@ class Worker:
             raise PagefleetError(
                 ErrorCode.CONVERT_ERROR, f"the chunk's PDF {key} is gone from the bucket"
             ) from None
-
-    async def _write_result(
-        self, bucket: AsyncBucket, key: str, result: ChunkResult, pages_json: bytes
-    ) -> None:
-        body = result_json(result, pages_json)
-        if result.status == "done":
-            # A twin delivery converting the same chunk writes the same pages: last write wins.
-            await bucket.put(key, body, content_type="application/json")
-            return
-        try:  # a failure never overwrites a result another worker got right
-            await bucket.put(key, body, content_type="application/json", if_none_match=True)
-        except PreconditionFailed:
-            log.info("chunk %s already has a result; keeping it", key)
 
     async def _heartbeat(self, receipt: str) -> None:
         while True:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from handlers import completion
-from tests.test_handlers import Context, _result_event, _sqs_event
+from tests.lambda_events import Context, result_event, sqs_event
 
 
 def test_one_check_per_job_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -20,11 +20,11 @@ def test_one_check_per_job_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(completion, "complete_job", check)
     monkeypatch.setattr(completion.clients, "bucket", lambda settings, name=None: None)
-    bodies = {f"a{i}": _result_event("job-a") for i in range(5)}
-    bodies |= {f"b{i}": _result_event("job-bad") for i in range(3)}
-    reply = completion.lambda_handler(_sqs_event(bodies), Context())
+    bodies = {f"a{i}": result_event("job-a") for i in range(5)}
+    bodies |= {f"b{i}": result_event("job-bad") for i in range(3)}
+    reply = completion.lambda_handler(sqs_event(bodies), Context())
     assert sorted(checked) == ["job-a", "job-bad"]
     assert reply == {"batchItemFailures": [{"itemIdentifier": f"b{i}"} for i in range(3)]}
     # The next batch checks again.
-    completion.lambda_handler(_sqs_event({"a9": _result_event("job-a")}), Context())
+    completion.lambda_handler(sqs_event({"a9": result_event("job-a")}), Context())
     assert checked.count("job-a") == 2

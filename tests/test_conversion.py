@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from pagefleet.chunk_results import encode
 from pagefleet.models import ChunkResult, ChunkSpec
 from pagefleet.settings import Settings
-from runner.conversion import ConversionProcess, result_json
+from runner.conversion import ConversionProcess
 from runner.converters.text_layer import TextLayerConverter
 from tests import layout_pdfs
 
@@ -35,7 +36,7 @@ def test_the_child_s_bytes_are_the_result_s_pages(tmp_path: Path) -> None:
         assets=["a.png"],
         convert_s=0.5,
     )
-    parsed = ChunkResult.model_validate_json(result_json(result, pages_json))
+    parsed = ChunkResult.model_validate_json(encode(result, pages_json))
     expected = TextLayerConverter(settings).convert(pdf, 3, tmp_path)
     assert parsed.pages == expected
     assert parsed.model_copy(update={"pages": []}) == result

@@ -22,6 +22,7 @@ from pagefleet.models import ChunkMessage, ChunkResult
 from pagefleet.settings import Settings, settings_env
 from pagefleet.storage import AsyncBucket, Bucket
 from pagefleet.submission import upload
+from runner import worker
 from runner.worker import Worker
 from runner.worker_state import WorkerState
 from tests.conftest import wait_for_record
@@ -111,7 +112,8 @@ def test_a_body_that_is_no_chunk_message_is_left_for_the_dlq(
     bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
     upload(bucket, "beside-a-stray", report_pdf(tmp_path / "small.pdf", sections=2).read_bytes())
     deadline = time.monotonic() + 60
-    # The splitter runs on the dispatcher's thread: wait for its chunk beside the stray body.
+    # The splitter runs in an environment process of its own: wait for its chunk beside the
+    # stray body.
     while _queue_counts(no_runner) != (2, 0):
         assert time.monotonic() < deadline, _queue_counts(no_runner)
         time.sleep(0.05)
@@ -195,33 +197,32 @@ def test_a_chunk_pdf_missing_from_an_open_job_ends_it_with_a_record(
 
 
 def test_the_next_chunk_converts_while_the_last_result_is_still_being_written(
-    moto_server, settings: Settings, tmp_path: Path
+    moto_server, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Writing a result and deleting its message are round trips the converter does not wait
     on: here the first result's write holds until the second chunk's conversion has begun,
     which a worker that wrote before taking the next chunk would never reach."""
     settings = settings.model_copy(update={"chunk_pages": 1})
     began: list[int] = []
+    second_began = asyncio.Event()
 
     class Watching(Worker):
-        def __init__(self, settings: Settings) -> None:
-            super().__init__(settings)
-            self.second_began = asyncio.Event()
-
         async def _convert(
             self, bucket: AsyncBucket, message: ChunkMessage, attempts: int
         ) -> tuple[ChunkResult, bytes]:
             began.append(message.chunk.index)
             if len(began) == 2:
-                self.second_began.set()
+                second_began.set()
             return await super()._convert(bucket, message, attempts)
 
-        async def _write_result(
-            self, bucket: AsyncBucket, key: str, result: ChunkResult, pages_json: bytes
-        ) -> None:
-            if result.chunk.index == began[0]:
-                await asyncio.wait_for(self.second_began.wait(), 20)
-            await super()._write_result(bucket, key, result, pages_json)
+    write_result = worker.write_result_async
+
+    async def held_write(bucket: AsyncBucket, result: ChunkResult, pages_json: bytes) -> None:
+        if result.chunk.index == began[0]:
+            await asyncio.wait_for(second_began.wait(), 20)
+        await write_result(bucket, result, pages_json)
+
+    monkeypatch.setattr(worker, "write_result_async", held_write)
 
     async def burst() -> None:
         await Watching(local.function_settings.model_copy(update={"burst": True})).run()

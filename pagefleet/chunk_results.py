@@ -1,0 +1,114 @@
+"""Chunk results: the one place that writes ``jobs/<id>/results/<index>.result.json``.
+
+Three parts write them: the worker (a converted or finally failed chunk), the splitter (a page
+range no PDF library can copy) and the dead-letter handler (a chunk whose message gave up). They
+agree through this module on the bytes and on the one rule that makes racing writers safe: a
+result that converted overwrites whatever is there (a twin delivery writes the same pages, so
+the last write wins), a failure is written only where nothing is (``If-None-Match: *``), so it
+never hides a result another runner got right. The result's S3 event then runs completion.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from pagefleet import keys
+from pagefleet.errors import ErrorCode
+from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo
+from pagefleet.storage import AsyncBucket, Bucket, PreconditionFailed
+
+__all__ = [
+    "ResultWrite",
+    "dead_letter_result",
+    "encode",
+    "failed_result",
+    "result_write",
+    "write_result",
+    "write_result_async",
+]
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPE = "application/json"
+
+
+def encode(result: ChunkResult, pages_json: bytes = b"[]") -> bytes:
+    """``result`` as JSON with ``pages_json`` (the conversion child's bytes) as its pages,
+    spliced in unparsed: the worker never validates, copies or re-serialises them."""
+    head = result.model_dump_json(exclude_none=True, exclude={"pages"}).encode()
+    return head[:-1] + b',"pages":' + pages_json + b"}"
+
+
+@dataclass(frozen=True, slots=True)
+class ResultWrite:
+    """One result's PUT: where, what, and whether it may only create the key."""
+
+    key: str
+    body: bytes
+    only_if_absent: bool
+
+
+def result_write(result: ChunkResult, pages_json: bytes = b"[]") -> ResultWrite:
+    return ResultWrite(
+        key=keys.chunk_result(result.job_id, result.chunk.index),
+        body=encode(result, pages_json),
+        only_if_absent=result.status != "done",
+    )
+
+
+def write_result(bucket: Bucket, result: ChunkResult, pages_json: bytes = b"[]") -> None:
+    """Write ``result`` by the rule above."""
+    write = result_write(result, pages_json)
+    with _keeping_a_result_there(write):
+        bucket.put(
+            write.key, write.body, content_type=CONTENT_TYPE, if_none_match=write.only_if_absent
+        )
+
+
+async def write_result_async(
+    bucket: AsyncBucket, result: ChunkResult, pages_json: bytes = b"[]"
+) -> None:
+    """:func:`write_result` through the runner's aiobotocore bucket."""
+    write = result_write(result, pages_json)
+    with _keeping_a_result_there(write):
+        await bucket.put(
+            write.key, write.body, content_type=CONTENT_TYPE, if_none_match=write.only_if_absent
+        )
+
+
+@contextmanager
+def _keeping_a_result_there(write: ResultWrite) -> Iterator[None]:
+    try:
+        yield
+    except PreconditionFailed:  # only a failure's write is conditional
+        log.info("chunk %s already has a result; keeping it", write.key)
+
+
+def failed_result(job_id: str, chunk: ChunkSpec, error: ErrorInfo, *, attempts: int) -> ChunkResult:
+    """A failure recorded by a part that converted nothing (the splitter, the DLQ handler)."""
+    return ChunkResult(
+        job_id=job_id,
+        chunk=chunk,
+        status="failed",
+        attempts=attempts,
+        converter="none",
+        converter_version="",
+        error=error,
+        finished_at=time.time(),
+    )
+
+
+def dead_letter_result(message: ChunkMessage, receive_count: int) -> ChunkResult:
+    """A chunk whose message reached the DLQ, so its job still ends (design rule 3)."""
+    error = ErrorInfo(
+        code=ErrorCode.DEAD_LETTER,
+        # The DLQ says how often the message was received, not by whom: a runner that died or
+        # hung on it, or any other consumer of the queue.
+        message=f"the chunk's message was received {receive_count} times without a result "
+        "and moved to the dead-letter queue",
+    )
+    return failed_result(message.job_id, message.chunk, error, attempts=receive_count)
