@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -119,7 +119,9 @@ class Settings(BaseSettings):
         60, ge=5, description="Chunk message lease; the heartbeat extends it while converting."
     )
     heartbeat_s: float = Field(
-        20.0, gt=0, description="How often a held chunk's lease is extended."
+        20.0,
+        gt=0,
+        description="How often a held chunk's lease is extended; at most half the lease.",
     )
     poll_wait_s: int = Field(20, ge=0, le=20, description="SQS long-poll wait.")
     drain_timeout_s: float = Field(
@@ -167,6 +169,18 @@ class Settings(BaseSettings):
         description="A model server not healthy this long after start fails the conversion "
         "process (marker's own waits are 300 and 600 s).",
     )
+
+    @model_validator(mode="after")
+    def _heartbeat_holds_the_lease(self) -> Settings:
+        # Half the lease leaves a whole heartbeat for an extension that is slow or retried;
+        # a lease that lapses first lets a second runner convert the same chunk.
+        if self.heartbeat_s * 2 > self.visibility_timeout_s:
+            raise ValueError(
+                f"PAGEFLEET_HEARTBEAT_S ({self.heartbeat_s:g}) must be at most half of "
+                f"PAGEFLEET_VISIBILITY_TIMEOUT_S ({self.visibility_timeout_s}), or a chunk's "
+                "lease lapses before the heartbeat extends it"
+            )
+        return self
 
 
 def settings_env(settings: Settings) -> dict[str, str]:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pagefleet.aws import error_code, status_code, transient_retry
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import HeadObjectOutputTypeDef
+    from types_aiobotocore_s3 import S3Client as AsyncS3Client
 
 
 class PreconditionFailed(Exception):
@@ -19,7 +24,18 @@ def _is_missing(exc: BaseException) -> bool:
     return error_code(exc) in {"NoSuchKey", "404", "NotFound"} or status_code(exc) == 404
 
 
-def _write_conditions(if_none_match: bool, if_match: str | None) -> dict[str, str]:
+class _Conditions(TypedDict, total=False):
+    """What a PUT or GET may be conditional on (botocore's parameter names)."""
+
+    IfNoneMatch: str
+    IfMatch: str
+
+
+class _Version(_Conditions, total=False):
+    VersionId: str
+
+
+def _write_conditions(if_none_match: bool, if_match: str | None) -> _Conditions:
     if if_none_match:
         return {"IfNoneMatch": "*"}
     return {"IfMatch": if_match} if if_match else {}
@@ -33,13 +49,13 @@ def _raise_precondition(exc: BaseException, key: str) -> None:
 class Bucket:
     """One bucket through a boto3 S3 client (handlers and the local tools)."""
 
-    def __init__(self, s3: Any, name: str) -> None:
+    def __init__(self, s3: S3Client, name: str) -> None:
         self.s3 = s3
         self.name = name
 
     @transient_retry
     def get(self, key: str, *, if_match: str | None = None, version_id: str | None = None) -> bytes:
-        extra: dict[str, str] = {}
+        extra: _Version = {}
         if version_id:
             extra["VersionId"] = version_id
         elif if_match:
@@ -54,7 +70,7 @@ class Bucket:
         return response["Body"].read()
 
     @transient_retry
-    def head(self, key: str) -> dict[str, Any] | None:
+    def head(self, key: str) -> HeadObjectOutputTypeDef | None:
         try:
             return self.s3.head_object(Bucket=self.name, Key=key)
         except Exception as exc:
@@ -93,8 +109,8 @@ class Bucket:
         """Remove ``key`` (a delete marker in a versioned bucket); absent keys are fine."""
         self.s3.delete_object(Bucket=self.name, Key=key)
 
-    @transient_retry
     def list_keys(self, prefix: str) -> list[str]:
+        # Not retried itself: list_etags is, and a retry around a retry multiplies attempts.
         return list(self.list_etags(prefix))
 
     @transient_retry
@@ -111,7 +127,7 @@ class Bucket:
 class AsyncBucket:
     """The runner's view of the bucket through an aiobotocore S3 client."""
 
-    def __init__(self, s3: Any, name: str) -> None:
+    def __init__(self, s3: AsyncS3Client, name: str) -> None:
         self.s3 = s3
         self.name = name
 

@@ -9,14 +9,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from botocore.exceptions import ClientError
-from tenacity import wait_none
+from tenacity import BaseRetrying, wait_none
 
 from embedded.server import BackgroundServer
 from pagefleet import aws
 from pagefleet.aws import use_fake_credentials
 from pagefleet.queues import AsyncQueue
 from pagefleet.settings import Settings
-from pagefleet.storage import Bucket
+from pagefleet.storage import AsyncBucket, Bucket
 
 
 class Failing(BaseHTTPRequestHandler):
@@ -43,6 +43,27 @@ def failing_endpoint() -> Iterator[str]:
     serving = BackgroundServer(ThreadingHTTPServer(("127.0.0.1", 0), Failing), "failing")
     yield serving.url
     serving.stop()
+
+
+@pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every retrying method's policy without its back-off, all at once, so a call that nests
+    one retrying call inside another is counted as the wire sees it, without waiting it out."""
+    for owner in (Bucket, AsyncBucket):
+        for method in vars(owner).values():
+            if isinstance(getattr(method, "retry", None), BaseRetrying):
+                monkeypatch.setattr(method.retry, "wait", wait_none())
+
+
+def test_listing_a_prefix_makes_exactly_the_attempts_the_policy_allows(
+    failing_endpoint: str, no_backoff: None
+) -> None:
+    bucket = Bucket(aws.client("s3", Settings(endpoint_url=failing_endpoint)), "b")
+    for listing in (bucket.list_keys, bucket.list_etags):
+        Failing.requests = 0
+        with pytest.raises(ClientError):
+            listing("jobs/")
+        assert (listing.__name__, Failing.requests) == (listing.__name__, aws.ATTEMPTS)
 
 
 def test_a_failing_boto3_call_makes_exactly_the_attempts_the_policy_allows(

@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from pagefleet.settings import Settings, settings_env
 
@@ -43,3 +44,9 @@ def test_settings_round_trip_through_the_environment(monkeypatch: pytest.MonkeyP
     for name, value in settings_env(custom).items():
         monkeypatch.setenv(name, value)
     assert Settings() == custom
+
+
+def test_a_heartbeat_that_cannot_hold_the_lease_is_refused_at_start() -> None:
+    with pytest.raises(ValidationError, match="at most half of PAGEFLEET_VISIBILITY_TIMEOUT_S"):
+        Settings(visibility_timeout_s=5)  # the default heartbeat is 20 s
+    assert Settings(visibility_timeout_s=40, heartbeat_s=20).heartbeat_s == 20
