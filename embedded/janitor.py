@@ -16,7 +16,6 @@ every chunk of this job has a result (its completion found itself superseded). N
 from __future__ import annotations
 
 import heapq
-import json
 import logging
 import threading
 import time
@@ -28,11 +27,11 @@ from botocore.exceptions import ClientError
 
 from pagefleet import keys
 from pagefleet.events import sources_in_sqs_body
+from pagefleet.models import JobManifest
+from pagefleet.outbox import owner_of, upload_order
 
 log = logging.getLogger(__name__)
 
-_JOB = "pagefleet-job"  # what pagefleet/outbox.py writes in each outbox object's metadata
-_UPLOADED = "pagefleet-uploaded"
 DELETE_BATCH = 1000  # DeleteObjects' limit
 MAX_ROUNDS = 20  # versions of one key (a chunk result is written again by a repeated message)
 
@@ -189,24 +188,21 @@ class Janitor:
 
     def ended(self, job_id: str) -> bool:
         try:
-            manifest = json.loads(self._get(keys.manifest(job_id)))
+            manifest = JobManifest.model_validate_json(self._get(keys.manifest(job_id)))
         except KeyError:
             # Results only follow a manifest, so a job without one either never got that far
             # (a failed split wrote nothing here) or was cleaned and something late (a repeated
             # chunk message) wrote again: either way nothing under it is waited for.
             return True
-        head = self._head(keys.outbox_record(manifest["rel"]))
-        if head is None:
+        owner = owner_of(self._head(keys.outbox_record(manifest.rel)))
+        if owner is None:
             return False
-        meta = head.get("Metadata", {})
-        if meta.get(_JOB) == job_id:
+        if owner.job_id == job_id:
             return True
-        source = manifest.get("source", {})
-        mine = source.get("sequencer") or source.get("event_time") or ""
-        if meta.get(_UPLOADED, "") <= mine:
+        if owner.uploaded <= upload_order(manifest.source):
             return False  # an older job's record: this one has not published yet
         results = self._count(keys.results_prefix(job_id))
-        return results >= len(manifest.get("chunks", []))
+        return results >= len(manifest.chunks)
 
     def delete_job(self, job_id: str) -> int:
         """Every version under ``jobs/<job_id>/``.

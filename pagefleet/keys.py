@@ -41,6 +41,10 @@ def is_inbox_pdf(key: str) -> bool:
     return key.startswith(INBOX) and key.lower().endswith(".pdf") and len(key) > len(INBOX) + 4
 
 
+def inbox_key(rel: str, suffix: str = ".pdf") -> str:
+    return f"{INBOX}{rel}{suffix}"
+
+
 def rel_of(inbox_key: str) -> str:
     """``inbox/a/b.PDF`` -> ``a/b``: the relative name shared by input and outputs."""
     return inbox_key[len(INBOX) : -len(".pdf")]
@@ -77,6 +81,11 @@ def outbox_record(rel: str) -> str:
     return f"{OUTBOX}{rel}.json"
 
 
+def is_outbox_record(key: str) -> bool:
+    """A job record among the outbox's keys (not a JSON file among a document's assets)."""
+    return key.startswith(OUTBOX) and key.endswith(".json") and ".assets/" not in key
+
+
 def asset_dir_name(rel: str) -> str:
     """The assets folder as the Markdown links to it, relative to the .md file."""
     return rel.rsplit("/", 1)[-1] + ".assets"
@@ -92,6 +101,11 @@ def manifest(job_id: str) -> str:
 
 def chunk_pdf(job_id: str, index: int) -> str:
     return f"{JOBS}{job_id}/chunks/{index:05d}.pdf"
+
+
+def is_manifest(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 3 and parts[0] + "/" == JOBS and parts[2] == "manifest.json"
 
 
 def results_prefix(job_id: str) -> str:

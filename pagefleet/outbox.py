@@ -14,7 +14,7 @@ Every outbox object carries its job and upload order in its metadata.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pagefleet import keys
 from pagefleet.keys import key_problem
@@ -29,30 +29,38 @@ class Superseded(Exception):
     """A newer upload of the same key already owns the outbox objects."""
 
 
-def _upload_order(source: Source) -> str:
+def upload_order(source: Source) -> str:
+    """What orders two uploads of one key: S3's sequencer where the event has one."""
     return source.sequencer or source.event_time or ""
 
 
-# (job id, upload order) of the job that wrote an outbox object.
-Owner = tuple[str, str]
+class Owner(NamedTuple):
+    """The job that wrote an outbox object, from the object's metadata."""
+
+    job_id: str
+    uploaded: str  # the upload order of that job's source
 
 
-def _owner(head: Mapping[str, Any] | None) -> Owner | None:
-    """The owner of an existing outbox object; None if there is none."""
+def owner_of(head: Mapping[str, Any] | None) -> Owner | None:
+    """The owner of an existing outbox object (its HEAD); None if there is none."""
     if head is None:
         return None
     meta = head.get("Metadata", {})
-    return meta.get(_JOB, ""), meta.get(_UPLOADED, "")
+    return Owner(meta.get(_JOB, ""), meta.get(_UPLOADED, ""))
 
 
 def _newer(owner: Owner | None, source: Source) -> bool:
     """The object belongs to a newer upload than ``source``'s."""
-    return owner is not None and owner[0] != source.job_id and owner[1] > _upload_order(source)
+    return (
+        owner is not None
+        and owner.job_id != source.job_id
+        and owner.uploaded > upload_order(source)
+    )
 
 
 def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source: Source) -> None:
     job_id = source.job_id
-    meta = {_JOB: job_id, _UPLOADED: _upload_order(source)}
+    meta = {_JOB: job_id, _UPLOADED: upload_order(source)}
     try:  # most keys are new: write first, look only if the key is taken (one request saved)
         bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
         return
@@ -60,12 +68,12 @@ def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source
         pass
     for _ in range(5):
         head = bucket.head(key)
-        owner = _owner(head)
+        owner = owner_of(head)
         try:
             if head is None:
                 bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
                 return
-            if owner is not None and owner[0] == job_id:
+            if owner is not None and owner.job_id == job_id:
                 return  # a twin of this completion (or an earlier try) wrote it
             if _newer(owner, source):
                 raise Superseded(key)
@@ -78,15 +86,15 @@ def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source
 
 def _remove_older(bucket: Bucket, key: str, source: Source) -> None:
     """Delete ``key`` if an older upload of the key wrote it."""
-    owner = _owner(bucket.head(key))
-    if owner is not None and owner[0] != source.job_id and not _newer(owner, source):
+    owner = owner_of(bucket.head(key))
+    if owner is not None and owner.job_id != source.job_id and not _newer(owner, source):
         bucket.delete(key)
 
 
 def _remove_own(bucket: Bucket, key: str, source: Source) -> None:
     """Delete ``key`` if this job wrote it (it lost the race to a newer upload)."""
-    owner = _owner(bucket.head(key))
-    if owner is not None and owner[0] == source.job_id:
+    owner = owner_of(bucket.head(key))
+    if owner is not None and owner.job_id == source.job_id:
         bucket.delete(key)
 
 
@@ -142,10 +150,10 @@ def publish(
 
 def record_owner(bucket: Bucket, rel: str) -> Owner | None:
     """The owner of the job record in the outbox for ``rel``, if there is one (a HEAD)."""
-    return _owner(bucket.head(keys.outbox_record(rel)))
+    return owner_of(bucket.head(keys.outbox_record(rel)))
 
 
 def published_job(bucket: Bucket, rel: str) -> str | None:
     """The job id whose record is in the outbox for ``rel``, if any."""
     owner = record_owner(bucket, rel)
-    return None if owner is None else owner[0]
+    return None if owner is None else owner.job_id

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pagefleet import keys
 from pagefleet.models import ChunkResult, JobManifest, JobRecord
@@ -20,7 +20,9 @@ from pagefleet.settings import Settings
 from pagefleet.stack import queue_specs
 from pagefleet.storage import Bucket, NotFound
 
-MANIFEST = "/manifest.json"
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
 _READERS = 8  # concurrent GETs when reading many small objects
 
 
@@ -31,7 +33,7 @@ class QueueView:
     dead_letters: QueueDepth
 
 
-def queue_status(sqs: Any, settings: Settings) -> list[QueueView]:
+def queue_status(sqs: SQSClient, settings: Settings) -> list[QueueView]:
     """Each queue of the stack and its DLQ."""
     statuses = []
     for spec in queue_specs(settings):
@@ -85,7 +87,7 @@ def jobs_in_flight(bucket: Bucket) -> list[JobView]:
     listed = bucket.list_keys(keys.JOBS)
     manifests = [
         JobManifest.model_validate_json(body)
-        for body in _read_all(bucket, [k for k in listed if k.endswith(MANIFEST)])
+        for body in _read_all(bucket, [k for k in listed if keys.is_manifest(k)])
     ]
     results: dict[str, set[int]] = {}
     for key in listed:
@@ -110,9 +112,7 @@ def jobs_in_flight(bucket: Bucket) -> list[JobView]:
 
 def jobs_finished(bucket: Bucket) -> list[JobRecord]:
     """Every record in the outbox, most recently finished first."""
-    record_keys = [
-        k for k in bucket.list_keys(keys.OUTBOX) if k.endswith(".json") and ".assets/" not in k
-    ]
+    record_keys = [k for k in bucket.list_keys(keys.OUTBOX) if keys.is_outbox_record(k)]
     records = [JobRecord.model_validate_json(body) for body in _read_all(bucket, record_keys)]
     return sorted(records, key=lambda record: record.finished_at, reverse=True)
 

@@ -24,13 +24,9 @@ HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: one LIST
 LOOK_INTERVAL_S = 0.1
 
 
-def inbox_key(rel: str, suffix: str = ".pdf") -> str:
-    return f"{keys.INBOX}{rel}{suffix}"
-
-
 def upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> str:
     """Put ``data`` at ``inbox/<rel><suffix>``; returns the key."""
-    key = inbox_key(rel, suffix)
+    key = keys.inbox_key(rel, suffix)
     bucket.put(key, data, content_type="application/pdf")
     return key
 
