@@ -1,0 +1,36 @@
+"""The core of pagefleet: what the handlers, the runner, the embedded stack and the command share.
+
+Plain functions and pydantic models that know nothing about Lambda events or the poll loop. In
+the order one PDF meets them: ``keys`` (the bucket's layout), ``events`` (S3 notifications),
+``pdf`` and ``costs`` (checks and page costs), ``planning`` and ``splitting`` (page ranges, chunk
+PDFs, the manifest), ``chunk_results`` (a chunk's converted or failed result), ``completion``,
+``assembly`` and ``layout`` (the document in page order), ``outbox`` (the final writes). Around
+them: ``settings``, ``models``, ``errors``, ``stack``, ``scaling``, the S3/SQS access in ``aws``,
+``storage`` and ``queues``, and the operator side in ``submission``, ``status`` and ``redrive``.
+"""
+
+__all__ = [
+    "assembly",
+    "aws",
+    "chunk_results",
+    "completion",
+    "costs",
+    "errors",
+    "events",
+    "gc_pause",
+    "keys",
+    "layout",
+    "models",
+    "outbox",
+    "pdf",
+    "planning",
+    "queues",
+    "redrive",
+    "scaling",
+    "settings",
+    "splitting",
+    "stack",
+    "status",
+    "storage",
+    "submission",
+]

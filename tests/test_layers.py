@@ -5,6 +5,7 @@ moto, and each deployable runs without the extras it does not install (pyproject
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import textwrap
@@ -129,3 +130,17 @@ def test_the_command_without_the_local_extra_says_what_to_install() -> None:
     assert result.returncode != 0
     assert "pip install 'pagefleet[local]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_each_package_lists_the_modules_it_holds() -> None:
+    # The package docstrings are the map a newcomer reads first; __all__ keeps them honest.
+    for package in ("pagefleet", "handlers", "runner"):
+        module = importlib.import_module(package)
+        held = sorted(
+            path.stem if path.is_file() else path.name
+            for path in (ROOT / package).iterdir()
+            if (path.suffix == ".py" and not path.name.startswith("__"))
+            or (path / "__init__.py").is_file()
+        )
+        assert sorted(module.__all__) == held, package
+        assert module.__doc__
