@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -109,13 +110,30 @@ def test_start_replaces_a_dead_daemons_stale_pipes(env: dict[str, str]) -> None:
     assert (pipe / "daemon").exists()
 
 
+def _await_pgrep_sees(pid: int) -> None:
+    """Until the script's own lookup finds ``pid``: a process that has just started can show an
+    empty command line for a moment, which pgrep -f skips."""
+    deadline = time.monotonic() + 30
+    while True:
+        found = subprocess.run(
+            ["pgrep", "-f", "nvidia-cuda-mps-control -d"], capture_output=True, text=True
+        ).stdout.split()
+        if str(pid) in found:
+            return
+        assert time.monotonic() < deadline, f"pgrep never listed pid {pid}: {found}"
+        time.sleep(0.01)
+
+
 def test_start_never_runs_a_second_daemon_beside_another(env: dict[str, str]) -> None:
-    # Another control daemon (the AMI's nvidia-mps.service) listens elsewhere.
+    # Another control daemon (the AMI's nvidia-mps.service) listens elsewhere: a sleep that
+    # calls itself one, started as such (no shell that execs it later).
     other = subprocess.Popen(
-        ["bash", "-c", 'exec -a "nvidia-cuda-mps-control -d" sleep 30'],
+        ["nvidia-cuda-mps-control -d", "30"],
+        executable=shutil.which("sleep"),
         start_new_session=True,
     )
     try:
+        _await_pgrep_sees(other.pid)
         result = run("start_mps.sh", env)
     finally:
         other.kill()

@@ -7,6 +7,7 @@ import importlib.util
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -92,9 +93,17 @@ def test_tracking_capacity_scales_by_metric_over_target() -> None:
     assert policy.tracking_capacity(metric=1000, current=3) == 8
 
 
+def _terraform_tracking_expressions() -> dict[str, str]:
+    """The tracked metric math as the autoscaling module writes it (its ``tracking_expression``
+    map), read from the HCL itself."""
+    hcl = (TF_DIR / "modules" / "autoscaling" / "main.tf").read_text()
+    block = re.search(r"tracking_expression = \{\n(.*?)\n\s*\}\[var\.tracking_metric\]", hcl, re.S)
+    assert block is not None, "the autoscaling module's tracking_expression map moved"
+    return dict(re.findall(r'^\s*(\w+)\s*=\s*"(.*)"\s*$', block.group(1), re.M))
+
+
 def test_every_policy_has_a_terraform_expression() -> None:
+    terraform = _terraform_tracking_expressions()
+    assert terraform == scaling.TRACKING_EXPRESSIONS
     for policy in POLICIES.values():
-        exported = scaling.export(policy)
-        assert (
-            exported["tracking_expression"] == scaling.TRACKING_EXPRESSIONS[policy.tracking_metric]
-        )
+        assert terraform[policy.tracking_metric] == scaling.export(policy)["tracking_expression"]
