@@ -33,6 +33,7 @@ from embedded.logs import RUNNER, LogRouter
 from embedded.provision import Stack, create_stack, open_stack
 from embedded.server import MotoServer
 from pagefleet import aws
+from pagefleet.queues import queue_depth
 from pagefleet.settings import Settings, settings_env
 from pagefleet.stack import HANDLER_TIMEOUT_S
 from runner.health import RunnerHealth
@@ -227,13 +228,10 @@ class LocalPipeline:
     def in_flight(self) -> DrainReport:
         """What is on the queues now, and whether nothing is (no invocation running either)."""
         assert self.stack is not None
-        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-        counts = {}
-        for role in ("ingest", "chunks", "completion"):
-            attrs = self.stack.sqs.get_queue_attributes(
-                QueueUrl=self.stack.queue_urls[role], AttributeNames=names
-            )["Attributes"]
-            counts[role] = sum(int(attrs.get(n, 0)) for n in names)
+        counts = {
+            role: sum(queue_depth(self.stack.sqs, self.stack.queue_urls[role]))
+            for role in ("ingest", "chunks", "completion")
+        }
         busy = self.dispatcher.busy() if self.dispatcher else 0
         return DrainReport(
             drained=counts["chunks"] == 0 and counts["completion"] == 0 and busy == 0,

@@ -4,14 +4,17 @@ find them where they exist already (a server of your own, a stack Terraform made
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Literal, overload
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from pagefleet import aws, stack
+from pagefleet.queues import queue_arn
 from pagefleet.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
 
 # The embedded stack's own calls (the event source mappings, the janitor) say who they are in
 # the User-Agent (`app/...`): on AWS they are AWS's own services, and a fault-injecting proxy
@@ -22,8 +25,8 @@ STACK_APP_ID = "pagefleet-embedded-stack"
 @dataclass
 class Stack:
     settings: Settings
-    s3: Any
-    sqs: Any
+    s3: S3Client
+    sqs: SQSClient
     queue_urls: dict[str, str] = field(default_factory=dict)  # role -> url
     dlq_urls: dict[str, str] = field(default_factory=dict)
     queue_arns: dict[str, str] = field(default_factory=dict)
@@ -32,23 +35,15 @@ class Stack:
     created: list[str] = field(default_factory=list)
 
 
-def stack_client(service: str, settings: Settings) -> Any:
+@overload
+def stack_client(service: Literal["s3"], settings: Settings) -> S3Client: ...
+@overload
+def stack_client(service: Literal["sqs"], settings: Settings) -> SQSClient: ...
+def stack_client(service: Literal["s3", "sqs"], settings: Settings) -> S3Client | SQSClient:
     """A client as :func:`pagefleet.aws.client` makes, that says it is the embedded stack."""
-    config = Config(
-        retries={"total_max_attempts": 1, "mode": "standard"},
-        max_pool_connections=32,
-        s3={"addressing_style": "path"},
-        user_agent_appid=STACK_APP_ID,
-    )
-    return boto3.session.Session().client(  # type: ignore[call-overload]
-        service, region_name=settings.region, endpoint_url=settings.endpoint_url, config=config
-    )
-
-
-def _arn(sqs: Any, url: str) -> str:
-    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
+    if service == "s3":
+        return aws.client("s3", settings, app_id=STACK_APP_ID)
+    return aws.client("sqs", settings, app_id=STACK_APP_ID)
 
 
 def create_stack(settings: Settings, *, create_bucket: bool = True) -> Stack:
@@ -60,13 +55,13 @@ def create_stack(settings: Settings, *, create_bucket: bool = True) -> Stack:
             QueueName=spec.dlq_name(settings.queue_prefix),
             Attributes=stack.dlq_attributes(spec),
         )["QueueUrl"]
-        dlq_arn = _arn(sqs, dlq_url)
+        dlq_arn = queue_arn(sqs, dlq_url)
         url = sqs.create_queue(
             QueueName=spec.name(settings.queue_prefix),
             Attributes=stack.queue_attributes(spec, dlq_arn),
         )["QueueUrl"]
         built.queue_urls[spec.role], built.dlq_urls[spec.role] = url, dlq_url
-        built.queue_arns[spec.role], built.dlq_arns[spec.role] = _arn(sqs, url), dlq_arn
+        built.queue_arns[spec.role], built.dlq_arns[spec.role] = queue_arn(sqs, url), dlq_arn
     if create_bucket:
         s3.create_bucket(Bucket=settings.bucket)
         s3.put_bucket_versioning(
@@ -80,7 +75,7 @@ def create_stack(settings: Settings, *, create_bucket: bool = True) -> Stack:
     return built
 
 
-def _queue_url(sqs: Any, name: str) -> str | None:
+def _queue_url(sqs: SQSClient, name: str) -> str | None:
     try:
         url: str = sqs.get_queue_url(QueueName=name)["QueueUrl"]
     except ClientError as exc:
@@ -112,7 +107,7 @@ def open_stack(settings: Settings) -> Stack:
                 built.created.append(name)
             else:
                 built.found.append(name)
-            role_urls[spec.role], role_arns[spec.role] = url, _arn(sqs, url)
+            role_urls[spec.role], role_arns[spec.role] = url, queue_arn(sqs, url)
     try:
         s3.head_bucket(Bucket=settings.bucket)
     except ClientError:

@@ -1,29 +1,39 @@
-"""What the handlers share: settings and clients, built once per endpoint and reused across
-invocations of a warm Lambda (and across the local stack's dispatch threads)."""
+"""What the handlers share: settings and clients, built once per endpoint and reused across the
+invocations a warm execution environment runs (a Lambda's, or an embedded stack environment
+process's), and across the threads one invocation reads with."""
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pagefleet import aws
 from pagefleet.queues import Queue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
 
 @cache
-def _client(service: str, endpoint_url: str | None, region: str) -> Any:
-    return aws.client(service, Settings(endpoint_url=endpoint_url, region=region))
+def _s3(endpoint_url: str | None, region: str) -> S3Client:
+    return aws.client("s3", Settings(endpoint_url=endpoint_url, region=region))
+
+
+@cache
+def _sqs(endpoint_url: str | None, region: str) -> SQSClient:
+    return aws.client("sqs", Settings(endpoint_url=endpoint_url, region=region))
 
 
 def bucket(settings: Settings, name: str | None = None) -> Bucket:
-    return Bucket(_client("s3", settings.endpoint_url, settings.region), name or settings.bucket)
+    return Bucket(_s3(settings.endpoint_url, settings.region), name or settings.bucket)
 
 
 @cache
 def _queue(role: str, prefix: str, endpoint_url: str | None, region: str) -> Queue:
-    return Queue.named(_client("sqs", endpoint_url, region), queue_name(prefix, role))
+    return Queue.named(_sqs(endpoint_url, region), queue_name(prefix, role))
 
 
 def queue(settings: Settings, role: str) -> Queue:

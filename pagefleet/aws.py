@@ -9,7 +9,7 @@ so that there is exactly one policy to reason about.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
@@ -21,6 +21,13 @@ from tenacity import (
 )
 
 from pagefleet.settings import Settings
+
+if TYPE_CHECKING:  # the stubs are the dev extra's: mypy reads them, nothing imports them
+    from aiobotocore.session import ClientCreatorContext
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+    from types_aiobotocore_s3 import S3Client as AsyncS3Client
+    from types_aiobotocore_sqs import SQSClient as AsyncSQSClient
 
 _THROTTLING = {
     "Throttling",
@@ -79,27 +86,60 @@ def use_fake_credentials() -> None:
         os.environ.setdefault(name, value)
 
 
-def _client_kwargs(settings: Settings) -> dict[str, Any]:
-    return {
-        "region_name": settings.region,
-        "endpoint_url": settings.endpoint_url,
-        "config": Config(
-            retries={"total_max_attempts": 1, "mode": "standard"},
-            max_pool_connections=32,
-            s3={"addressing_style": "path"},
-        ),
-    }
+_Config = TypeVar("_Config", bound=Config)
 
 
-def client(service: str, settings: Settings) -> Any:
-    """A boto3 client for ``service`` ("s3" or "sqs") at the configured endpoint."""
+def _config(kind: type[_Config], app_id: str | None = None) -> _Config:
+    """botocore's own retries off (see above), room for the worker's concurrent calls,
+    path-style addressing, which any endpoint of one's own (moto) answers, and ``app_id`` in
+    the User-Agent (``app/<app_id>``) where a caller says who it is."""
+    return kind(
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        max_pool_connections=32,
+        s3={"addressing_style": "path"},
+        # botocore has taken it since 1.31; its stubs do not list it yet.
+        user_agent_appid=app_id,  # type: ignore[call-arg]
+    )
+
+
+@overload
+def client(
+    service: Literal["s3"], settings: Settings, *, app_id: str | None = None
+) -> S3Client: ...
+@overload
+def client(
+    service: Literal["sqs"], settings: Settings, *, app_id: str | None = None
+) -> SQSClient: ...
+def client(
+    service: Literal["s3", "sqs"], settings: Settings, *, app_id: str | None = None
+) -> S3Client | SQSClient:
+    """A boto3 client for ``service`` at the configured endpoint."""
     import boto3  # not at the top: the runner's workers use aiobotocore only (boto3 ~0.1 s)
 
-    return boto3.session.Session().client(service, **_client_kwargs(settings))  # type: ignore[call-overload]
+    session, config = boto3.session.Session(), _config(Config, app_id)
+    region, endpoint = settings.region, settings.endpoint_url
+    if service == "s3":
+        return session.client("s3", region_name=region, endpoint_url=endpoint, config=config)
+    return session.client("sqs", region_name=region, endpoint_url=endpoint, config=config)
 
 
-def async_client(service: str, settings: Settings) -> Any:
+@overload
+def async_client(
+    service: Literal["s3"], settings: Settings
+) -> ClientCreatorContext[AsyncS3Client]: ...
+@overload
+def async_client(
+    service: Literal["sqs"], settings: Settings
+) -> ClientCreatorContext[AsyncSQSClient]: ...
+def async_client(
+    service: Literal["s3", "sqs"], settings: Settings
+) -> ClientCreatorContext[AsyncS3Client] | ClientCreatorContext[AsyncSQSClient]:
     """An aiobotocore client context manager (``async with async_client(...) as s3``)."""
+    from aiobotocore.config import AioConfig
     from aiobotocore.session import get_session  # the runner's; the Lambda package lacks it
 
-    return get_session().create_client(service, **_client_kwargs(settings))
+    session, config = get_session(), _config(AioConfig)
+    region, endpoint = settings.region, settings.endpoint_url
+    if service == "s3":
+        return session.create_client("s3", region_name=region, endpoint_url=endpoint, config=config)
+    return session.create_client("sqs", region_name=region, endpoint_url=endpoint, config=config)

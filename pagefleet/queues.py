@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import ValidationError
 
 from pagefleet.aws import transient_retry
 from pagefleet.models import ChunkDelivery, ChunkMessage
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef, SendMessageBatchResultTypeDef
+    from types_aiobotocore_sqs import SQSClient as AsyncSQSClient
+    from types_aiobotocore_sqs.type_defs import MessageTypeDef as AsyncMessageTypeDef
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +35,12 @@ class QueueError(Exception):
 class Queue:
     """One queue through a boto3 SQS client."""
 
-    def __init__(self, sqs: Any, url: str) -> None:
+    def __init__(self, sqs: SQSClient, url: str) -> None:
         self.sqs = sqs
         self.url = url
 
     @classmethod
-    def named(cls, sqs: Any, name: str) -> Queue:
+    def named(cls, sqs: SQSClient, name: str) -> Queue:
         return cls(sqs, _get_url(sqs, name))
 
     def send_all(self, bodies: Sequence[str]) -> None:
@@ -54,7 +60,7 @@ class Queue:
         raise QueueError(f"SQS kept refusing {len(entries)} messages")
 
     @transient_retry
-    def _send(self, entries: dict[str, str]) -> dict[str, Any]:
+    def _send(self, entries: dict[str, str]) -> SendMessageBatchResultTypeDef:
         return self.sqs.send_message_batch(
             QueueUrl=self.url,
             Entries=[{"Id": i, "MessageBody": body} for i, body in entries.items()],
@@ -62,19 +68,19 @@ class Queue:
 
 
 @transient_retry
-def _get_url(sqs: Any, name: str) -> str:
+def _get_url(sqs: SQSClient, name: str) -> str:
     return sqs.get_queue_url(QueueName=name)["QueueUrl"]
 
 
 class AsyncQueue:
     """The chunks queue as the runner uses it: long poll, lease extension, delete."""
 
-    def __init__(self, sqs: Any, url: str) -> None:
+    def __init__(self, sqs: AsyncSQSClient, url: str) -> None:
         self.sqs = sqs
         self.url = url
 
     @classmethod
-    async def named(cls, sqs: Any, name: str) -> AsyncQueue:
+    async def named(cls, sqs: AsyncSQSClient, name: str) -> AsyncQueue:
         response = await sqs.get_queue_url(QueueName=name)
         return cls(sqs, response["QueueUrl"])
 
@@ -111,7 +117,7 @@ class AsyncQueue:
         await self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt)
 
 
-def _chunk_delivery(raw: dict[str, Any]) -> ChunkDelivery | None:
+def _chunk_delivery(raw: AsyncMessageTypeDef) -> ChunkDelivery | None:
     try:
         message = ChunkMessage.model_validate_json(raw["Body"])
     except ValidationError as exc:
@@ -132,7 +138,7 @@ class QueueDepth(NamedTuple):
 
 
 @transient_retry
-def queue_depth(sqs: Any, url: str) -> QueueDepth:
+def queue_depth(sqs: SQSClient, url: str) -> QueueDepth:
     attributes = sqs.get_queue_attributes(
         QueueUrl=url,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
@@ -144,14 +150,14 @@ def queue_depth(sqs: Any, url: str) -> QueueDepth:
 
 
 @transient_retry
-def queue_arn(sqs: Any, url: str) -> str:
+def queue_arn(sqs: SQSClient, url: str) -> str:
     return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
 
 
 @transient_retry
-def start_move_task(sqs: Any, dead_letter_url: str, source_url: str) -> str:
+def start_move_task(sqs: SQSClient, dead_letter_url: str, source_url: str) -> str:
     """SQS's own redrive: move every message of a DLQ back to its source queue, server-side."""
     response = sqs.start_message_move_task(
         SourceArn=queue_arn(sqs, dead_letter_url), DestinationArn=queue_arn(sqs, source_url)
@@ -159,7 +165,7 @@ def start_move_task(sqs: Any, dead_letter_url: str, source_url: str) -> str:
     return str(response["TaskHandle"])
 
 
-def move_messages(sqs: Any, from_url: str, to_url: str) -> int:
+def move_messages(sqs: SQSClient, from_url: str, to_url: str) -> int:
     """Move what ``from_url`` holds now to ``to_url`` through this client: send, then delete
     (a crash between them repeats a message, which every consumer here tolerates: rule 1).
     For endpoints without SQS's message move task (moto)."""
@@ -174,7 +180,7 @@ def move_messages(sqs: Any, from_url: str, to_url: str) -> int:
 
 
 @transient_retry
-def _receive_batch(sqs: Any, url: str) -> list[dict[str, Any]]:
+def _receive_batch(sqs: SQSClient, url: str) -> list[MessageTypeDef]:
     # Leased long enough to send and delete; a short wait ends the loop on an empty queue.
     response = sqs.receive_message(
         QueueUrl=url, MaxNumberOfMessages=SQS_BATCH, WaitTimeSeconds=1, VisibilityTimeout=60
@@ -183,7 +189,7 @@ def _receive_batch(sqs: Any, url: str) -> list[dict[str, Any]]:
 
 
 @transient_retry
-def _delete_batch(sqs: Any, url: str, receipts: list[str]) -> None:
+def _delete_batch(sqs: SQSClient, url: str, receipts: list[str]) -> None:
     sqs.delete_message_batch(
         QueueUrl=url,
         Entries=[{"Id": str(i), "ReceiptHandle": r} for i, r in enumerate(receipts)],

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pagefleet.queues import move_messages, queue_depth, start_move_task
 from pagefleet.settings import Settings
 from pagefleet.stack import queue_specs
 
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
-def redrive(sqs: Any, settings: Settings, roles: list[str] | None = None) -> dict[str, int]:
+
+def redrive(sqs: SQSClient, settings: Settings, roles: list[str] | None = None) -> dict[str, int]:
     """Move the messages of each DLQ (of ``roles``, default all) back to its source queue;
     returns how many each held.
 

@@ -7,13 +7,17 @@ The local stack creates exactly this on moto; Terraform creates the same on AWS,
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from pagefleet import keys
 from pagefleet.queues import queue_name
 from pagefleet.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3.type_defs import NotificationConfigurationTypeDef
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
 
 DAY_S = 86_400
 
@@ -45,7 +49,7 @@ class NotificationSpec(BaseModel):
     queue_role: str
     prefix: str
     suffix: str
-    events: tuple[str, ...] = ("s3:ObjectCreated:*",)
+    events: tuple[Literal["s3:ObjectCreated:*"], ...] = ("s3:ObjectCreated:*",)
 
 
 # Lambda's rule of thumb: an event source queue's visibility is 6x the function timeout.
@@ -73,7 +77,7 @@ def notification_specs() -> list[NotificationSpec]:
     ]
 
 
-def queue_attributes(spec: QueueSpec, dlq_arn: str) -> dict[str, str]:
+def queue_attributes(spec: QueueSpec, dlq_arn: str) -> dict[QueueAttributeNameType, str]:
     """SQS attributes of a source queue, as SetQueueAttributes/GetQueueAttributes spell them."""
     return {
         "VisibilityTimeout": str(spec.visibility_timeout_s),
@@ -85,14 +89,14 @@ def queue_attributes(spec: QueueSpec, dlq_arn: str) -> dict[str, str]:
     }
 
 
-def dlq_attributes(spec: QueueSpec) -> dict[str, str]:
+def dlq_attributes(spec: QueueSpec) -> dict[QueueAttributeNameType, str]:
     return {
         "VisibilityTimeout": str(spec.dlq_visibility_timeout_s),
         "MessageRetentionPeriod": str(spec.dlq_retention_s),
     }
 
 
-def notification_configuration(queue_arns: dict[str, str]) -> dict[str, Any]:
+def notification_configuration(queue_arns: dict[str, str]) -> NotificationConfigurationTypeDef:
     """The bucket's NotificationConfiguration for PutBucketNotificationConfiguration."""
     return {
         "QueueConfigurations": [
