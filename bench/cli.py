@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 from bench.config import BenchConfig
+from bench.paths import RESULTS
 from bench.report import write_results
 from bench.run import run_bench
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _ints(text: str) -> list[int]:

@@ -46,7 +46,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.paths import ROOT
+
 DEFAULT_FOLDER = ROOT.parent / "shared" / "corpus" / "real"
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
 PEERS = ("pdf-oxide", "markitdown", "pymupdf4llm")

@@ -1,8 +1,8 @@
 """The converter and the splitter measured alone, each in an interpreter of its own.
 
 :mod:`bench.baseline`, :mod:`bench.plain` (under ``xargs``) and :mod:`bench.split_cost` run as
-``python -m`` children, so their time and peak RSS are their own, not this harness's; this
-module starts them and reads their JSON.
+``python -m`` children from the repository root, so their time and peak RSS are their own, not
+this harness's; this module starts them and reads their JSON.
 """
 
 from __future__ import annotations
@@ -16,16 +16,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig
 from bench.documents import synthetic_document
 from bench.models import Baseline, BaselineDocument, Document, SplitCost, XargsDocument, XargsRun
+from bench.paths import ROOT
 from bench.targets import SPLIT_TARGET_S, split_rss_budget_mb
-
-# The bench modules run as ``python -m bench.*`` from the repository root.
-_ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_json(args: list[str]) -> dict[str, Any]:
@@ -34,7 +31,7 @@ def run_json(args: list[str]) -> dict[str, Any]:
         [sys.executable, "-m", *args],
         capture_output=True,
         check=False,
-        cwd=_ROOT,
+        cwd=ROOT,
     )
     if done.returncode != 0:
         raise RuntimeError(f"{args[0]} failed: {done.stderr.decode()[-2000:]}")
@@ -63,7 +60,7 @@ class PlainRounds:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            cwd=_ROOT,
+            cwd=ROOT,
             text=True,
         )
 
@@ -198,7 +195,7 @@ def xargs_round(docs: list[Document], workers: int) -> XargsRound:
         input=files,
         capture_output=True,
         check=False,
-        cwd=_ROOT,
+        cwd=ROOT,
     )
     makespan = time.perf_counter() - started
     if done.returncode != 0:
