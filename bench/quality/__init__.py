@@ -24,7 +24,7 @@ Per document and overall:
 
 Peers (pdftext's plain text; pdf-oxide, markitdown and pymupdf4llm when the side venv of
 ``make quality-peers`` exists) are scored on the same reference in the same pass, one child
-process per document and peer (see :mod:`bench.quality_peers`).
+process per document and peer (see :mod:`bench.quality.peers`).
 
 Run through ``scripts/quality``; ``--help`` lists the options.
 """
@@ -497,7 +497,7 @@ def measure(pdf_path: Path, peers: Sequence[str] = ()) -> DocReport:
     )
     for peer in peers:
         got = _run_child(
-            [str(ROOT / "bench" / "quality_peers.py"), peer, str(pdf_path)],
+            [str(ROOT / "bench" / "quality" / "peers.py"), peer, str(pdf_path)],
             PEERS_PYTHON,
             PEER_TIMEOUT_S,
         )
@@ -676,7 +676,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text(result + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
