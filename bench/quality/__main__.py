@@ -1,7 +1,7 @@
-"""``python -m bench.quality``: see :func:`bench.quality.main`."""
+"""``python -m bench.quality``: see :mod:`bench.quality.cli`."""
 
 import sys
 
-from bench.quality import main
+from bench.quality.cli import main
 
 sys.exit(main())
