@@ -48,4 +48,4 @@ clean:
 
 -include terraform/terraform.mk
 -include docker/runner.mk
--include bench/quality.mk
+-include bench/quality/quality.mk

@@ -1,1 +1,1 @@
-"""The benchmark harness behind ``scripts/bench`` (pages/s, stage times, scaling)."""
+"""The measuring tools: the pipeline bench, the quality report and the fleet simulator."""

@@ -1,7 +1,7 @@
-"""``python -m bench``: see :mod:`bench.cli`."""
+"""``python -m bench``: the pipeline bench, as ``python -m bench.pipeline``."""
 
 import sys
 
-from bench.cli import main
+from bench.pipeline.cli import main
 
 sys.exit(main())

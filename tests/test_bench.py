@@ -8,12 +8,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from bench import cli
-from bench.config import BenchConfig
-from bench.documents import document
-from bench.jobs import Job
-from bench.models import STAGES
-from bench.sampling import (
+from bench.pipeline import cli
+from bench.pipeline.config import BenchConfig
+from bench.pipeline.documents import document
+from bench.pipeline.jobs import Job
+from bench.pipeline.models import STAGES
+from bench.pipeline.sampling import (
     CONVERTER,
     HANDLERS,
     HARNESS,
@@ -22,9 +22,9 @@ from bench.sampling import (
     ResourceSampler,
     role_of,
 )
-from bench.stages import job_stages
-from bench.standalone import PlainRounds
-from bench.synthetic import synthetic_pdf
+from bench.pipeline.stages import job_stages
+from bench.pipeline.standalone import PlainRounds
+from bench.pipeline.synthetic import synthetic_pdf
 from embedded import MotoServer
 from embedded.pipeline import LocalPipeline
 from pagefleet.models import ChunkResult, ChunkSpec, JobManifest, JobRecord, Source, StageTimings

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.models import (
+from bench.pipeline.models import (
     Baseline,
     BaselineDocument,
     BenchResults,
@@ -26,8 +26,8 @@ from bench.models import (
     StageSeconds,
     Target,
 )
-from bench.report import markdown, write_results
-from bench.sampling import CONVERTER, HARNESS, NOT_OURS, WORKER
+from bench.pipeline.report import markdown, write_results
+from bench.pipeline.sampling import CONVERTER, HARNESS, NOT_OURS, WORKER
 from pagefleet.models import StageTimings
 
 HISTORY = sorted((Path(__file__).resolve().parents[1] / "bench" / "results").glob("*/results.json"))
@@ -233,8 +233,8 @@ def test_earlier_runs_load_and_render(path: Path) -> None:
 
 
 def test_the_xargs_baseline_and_the_plans_are_reported() -> None:
-    from bench.models import PlanCheck, XargsDocument, XargsRun
-    from bench.targets import targets
+    from bench.pipeline.models import PlanCheck, XargsDocument, XargsRun
+    from bench.pipeline.targets import targets
 
     results = _results()
     big = results.pipeline[1].per_document["big"]
@@ -279,8 +279,8 @@ def test_the_xargs_baseline_and_the_plans_are_reported() -> None:
 
 
 def test_targets_take_the_median_of_the_rounds_paired_with_their_baselines() -> None:
-    from bench.models import PairedRound
-    from bench.targets import targets
+    from bench.pipeline.models import PairedRound
+    from bench.pipeline.targets import targets
 
     results = _results()
     # Three rounds; the host sped up between them, so the medians of each side (plain 0.4 s,
@@ -307,7 +307,7 @@ def test_targets_take_the_median_of_the_rounds_paired_with_their_baselines() -> 
         "| 2 | 2 | big | 0.40 | 0.50 | 0.400 | 4.00 | 2.50 | 1.60x |",
         "| 2 | 3 | big | 0.60 | 0.75 | 0.400 | 5.00 | 2.50 | 2.00x |",
     ]
-    from bench.models import XargsDocument, XargsRun
+    from bench.pipeline.models import XargsDocument, XargsRun
 
     results.xargs = [
         XargsRun(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.standalone import xargs_ocr_threads
+from bench.pipeline.standalone import xargs_ocr_threads
 from embedded.pipeline import LocalPipeline
 from pagefleet import keys
 from pagefleet.models import JobRecord

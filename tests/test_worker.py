@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.synthetic import synthetic_pdf
+from bench.pipeline.synthetic import synthetic_pdf
 from embedded.demo import report_pdf
 from embedded.pipeline import LocalPipeline
 from pagefleet import keys

@@ -24,9 +24,9 @@ from bench.fleet import charts, markdown, validation, workloads
 from bench.fleet.config import GPUS, FleetConfig
 from bench.fleet.model import Fleet
 from bench.fleet.report import summarize, throughput
+from bench.paths import RESULTS
 from pagefleet.scaling import DEFAULT_POLICY, POLICIES
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 WORKLOADS: dict[str, Callable[[int], workloads.Workload]] = {
     "steady": lambda seed: workloads.steady(seed),
     "burst": lambda seed: workloads.burst(seed),

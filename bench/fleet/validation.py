@@ -29,14 +29,10 @@ from typing import Any
 from bench.fleet.config import FleetConfig
 from bench.fleet.model import Fleet
 from bench.fleet.workloads import Document, Workload
+from bench.paths import RESULTS
 from pagefleet.planning import plan_chunks
 
-DEFAULT_RESULTS = (
-    Path(__file__).resolve().parents[1]
-    / "results"
-    / "2026-11-30-corpus-w1-w2-quiet"
-    / "results.json"
-)
+DEFAULT_RESULTS = RESULTS / "2026-11-30-corpus-w1-w2-quiet" / "results.json"
 TOLERANCE = 0.15
 
 

@@ -1,7 +1,7 @@
 # The quality report's peers in a side venv: `make quality-peers`, then `scripts/quality`.
-# The top-level Makefile includes this file; `make -f bench/quality.mk quality-peers` works on
-# its own too. The peers are measured, never imported by pagefleet: pymupdf4llm is AGPL, so it
-# lives only here, in .venv-peers (ignored by git, like every .venv-*).
+# The top-level Makefile includes this file; `make -f bench/quality/quality.mk quality-peers`
+# works on its own too. The peers are measured, never imported by pagefleet: pymupdf4llm is AGPL,
+# so it lives only here, in .venv-peers (ignored by git, like every .venv-*).
 #
 #   make quality-peers   create .venv-peers with pdf-oxide, markitdown and pymupdf4llm (with
 #                        pymupdf's layout model); scripts/quality then scores them beside the
@@ -19,7 +19,7 @@ QUALITY_PEERS = pdf-oxide==0.3.78 markitdown[pdf]==0.1.9 pymupdf4llm==1.28.2 pym
 
 .PHONY: quality-peers quality
 
-$(PEERS_STAMP): bench/quality.mk
+$(PEERS_STAMP): bench/quality/quality.mk
 	$(PYTHON) -m venv $(PEERS_VENV)
 	$(PEERS_VENV)/bin/pip install -q --disable-pip-version-check --upgrade pip
 	$(PEERS_VENV)/bin/pip install -q --disable-pip-version-check $(QUALITY_PEERS)

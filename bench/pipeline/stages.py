@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench.jobs import Job
-from bench.models import StageSeconds
+from bench.pipeline.jobs import Job
+from bench.pipeline.models import StageSeconds
 from pagefleet import keys
 from pagefleet.models import ChunkResult, JobManifest
 from pagefleet.storage import Bucket, NotFound

@@ -9,11 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench.config import BenchConfig
-from bench.report import write_results
-from bench.run import run_bench
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench.paths import RESULTS
+from bench.pipeline.config import BenchConfig
+from bench.pipeline.report import write_results
+from bench.pipeline.run import run_bench
 
 
 def _ints(text: str) -> list[int]:

@@ -1,8 +1,9 @@
 """The converter and the splitter measured alone, each in an interpreter of its own.
 
-:mod:`bench.baseline`, :mod:`bench.plain` (under ``xargs``) and :mod:`bench.split_cost` run as
-``python -m`` children, so their time and peak RSS are their own, not this harness's; this
-module starts them and reads their JSON.
+:mod:`bench.pipeline.baseline`, :mod:`bench.pipeline.plain` (under ``xargs``) and
+:mod:`bench.pipeline.split_cost` run as ``python -m`` children from the repository root, so their
+time and peak RSS are their own, not this harness's; this module starts them and reads their
+JSON.
 """
 
 from __future__ import annotations
@@ -16,16 +17,20 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from bench.config import BenchConfig
-from bench.documents import synthetic_document
-from bench.models import Baseline, BaselineDocument, Document, SplitCost, XargsDocument, XargsRun
-from bench.targets import SPLIT_TARGET_S, split_rss_budget_mb
-
-# The bench modules run as ``python -m bench.*`` from the repository root.
-_ROOT = Path(__file__).resolve().parents[1]
+from bench.paths import ROOT
+from bench.pipeline.config import BenchConfig
+from bench.pipeline.documents import synthetic_document
+from bench.pipeline.models import (
+    Baseline,
+    BaselineDocument,
+    Document,
+    SplitCost,
+    XargsDocument,
+    XargsRun,
+)
+from bench.pipeline.targets import SPLIT_TARGET_S, split_rss_budget_mb
 
 
 def run_json(args: list[str]) -> dict[str, Any]:
@@ -34,7 +39,7 @@ def run_json(args: list[str]) -> dict[str, Any]:
         [sys.executable, "-m", *args],
         capture_output=True,
         check=False,
-        cwd=_ROOT,
+        cwd=ROOT,
     )
     if done.returncode != 0:
         raise RuntimeError(f"{args[0]} failed: {done.stderr.decode()[-2000:]}")
@@ -43,7 +48,7 @@ def run_json(args: list[str]) -> dict[str, Any]:
 
 
 class PlainRounds:
-    """The plain converter in a process of its own (:mod:`bench.baseline`), asked for one
+    """The plain converter in a process of its own (:mod:`bench.pipeline.baseline`), asked for one
     round over every document at a time: ``with PlainRounds(docs, config) as plain:``."""
 
     def __init__(self, docs: list[Document], config: BenchConfig) -> None:
@@ -55,7 +60,7 @@ class PlainRounds:
             [
                 sys.executable,
                 "-m",
-                "bench.baseline",
+                "bench.pipeline.baseline",
                 "--converter",
                 config.converter,
                 *(str(d.path) for d in docs),
@@ -63,7 +68,7 @@ class PlainRounds:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            cwd=_ROOT,
+            cwd=ROOT,
             text=True,
         )
 
@@ -81,7 +86,7 @@ class PlainRounds:
         if not line:
             process.wait()
             self._stderr.seek(0)
-            raise RuntimeError(f"bench.baseline failed: {self._stderr.read()[-2000:]}")
+            raise RuntimeError(f"bench.pipeline.baseline failed: {self._stderr.read()[-2000:]}")
         raw: dict[str, Any] = json.loads(line)
         self.rounds.append(raw)
         return raw
@@ -138,7 +143,7 @@ def measure_split_cost(docs: list[Document], config: BenchConfig) -> list[SplitC
     for doc in measured:
         raw = run_json(
             [
-                "bench.split_cost",
+                "bench.pipeline.split_cost",
                 str(doc.path),
                 "--chunk-pages",
                 str(config.chunk_pages),
@@ -173,7 +178,7 @@ def measure_split_cost(docs: list[Document], config: BenchConfig) -> list[SplitC
 @dataclass
 class XargsRound:
     makespan_s: float
-    rows: list[dict[str, Any]]  # bench.plain's line per file
+    rows: list[dict[str, Any]]  # bench.pipeline.plain's line per file
 
 
 def xargs_ocr_threads(workers: int) -> int:
@@ -184,7 +189,7 @@ def xargs_ocr_threads(workers: int) -> int:
 def xargs_command(workers: int) -> str:
     """``xargs -P W``: a fresh plain converter process per file, W side by side."""
     return (
-        f"xargs -0 -n 1 -P {workers} {shlex.quote(sys.executable)} -m bench.plain "
+        f"xargs -0 -n 1 -P {workers} {shlex.quote(sys.executable)} -m bench.pipeline.plain "
         f"--ocr-threads {xargs_ocr_threads(workers)}"
     )
 
@@ -198,7 +203,7 @@ def xargs_round(docs: list[Document], workers: int) -> XargsRound:
         input=files,
         capture_output=True,
         check=False,
-        cwd=_ROOT,
+        cwd=ROOT,
     )
     makespan = time.perf_counter() - started
     if done.returncode != 0:

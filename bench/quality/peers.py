@@ -1,4 +1,4 @@
-"""One peer converter on one PDF, for bench/quality: ``quality_peers.py PEER PDF``.
+"""One peer converter on one PDF, for bench/quality: ``peers.py PEER PDF``.
 
 Runs under the side venv of ``make quality-peers`` (``.venv-peers``), never under the project's
 own: the peers are measured, not used (pymupdf4llm is AGPL, so it is never a dependency of

@@ -3,7 +3,8 @@ its rounds just after a round of the plain converter and of ``xargs -P W``.
 
 This host's speed drifts by a third over minutes; measured apart, a baseline and the pipeline
 would be compared across that drift. Workers are warm before anything is timed
-(:meth:`LocalPipeline.wait_ready` plus one untimed warm-up job, see :mod:`bench.pipeline_run`).
+(:meth:`LocalPipeline.wait_ready` plus one untimed warm-up job, see
+:mod:`bench.pipeline.pipeline_run`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,19 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from bench.config import BenchConfig
-from bench.documents import collect_documents
-from bench.models import BenchResults, Host, HostInfo, RunSettings
-from bench.stacks import run_deployed, run_embedded
-from bench.standalone import PlainRounds, XargsRound, measure_split_cost, xargs_round, xargs_run
-from bench.summary import summarize_pipeline
-from bench.targets import targets
+from bench.pipeline.config import BenchConfig
+from bench.pipeline.documents import collect_documents
+from bench.pipeline.models import BenchResults, Host, HostInfo, RunSettings
+from bench.pipeline.stacks import run_deployed, run_embedded
+from bench.pipeline.standalone import (
+    PlainRounds,
+    XargsRound,
+    measure_split_cost,
+    xargs_round,
+    xargs_run,
+)
+from bench.pipeline.summary import summarize_pipeline
+from bench.pipeline.targets import targets
 
 
 def host_info() -> HostInfo:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.config import BenchConfig
-from bench.models import Document
-from bench.pipeline_run import PipelineRun, run_pipeline
-from bench.sampling import ResourceSampler
+from bench.pipeline.config import BenchConfig
+from bench.pipeline.models import Document
+from bench.pipeline.pipeline_run import PipelineRun, run_pipeline
+from bench.pipeline.sampling import ResourceSampler
 from embedded import MotoServer
 from embedded.pipeline import LocalPipeline
 from pagefleet.aws import client

@@ -19,7 +19,7 @@ from typing import Any
 
 import psutil
 
-from bench.models import GpuPeak, GpuSummary, ProcessPeak, ResourceSummary, RoleCpu
+from bench.pipeline.models import GpuPeak, GpuSummary, ProcessPeak, ResourceSummary, RoleCpu
 
 # Roles of the processes of a local run, as the report names them.
 HARNESS = "harness (moto + handlers)"
@@ -50,9 +50,9 @@ def role_of(proc: psutil.Process, harness_pid: int) -> str:
         cmdline = " ".join(proc.cmdline())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return OTHER
-    if any(f"-m {name}" in cmdline for name in ("bench.baseline", "bench.plain")) or (
-        cmdline.startswith("bash -c xargs")
-    ):
+    if any(
+        f"-m {name}" in cmdline for name in ("bench.pipeline.baseline", "bench.pipeline.plain")
+    ) or (cmdline.startswith("bash -c xargs")):
         return BASELINES
     if "embedded.environment" in cmdline:
         return HANDLERS

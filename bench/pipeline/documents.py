@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.config import BenchConfig
-from bench.models import Document
-from bench.synthetic import cached_scan, cached_synthetic
+from bench.pipeline.config import BenchConfig
+from bench.pipeline.models import Document
+from bench.pipeline.synthetic import cached_scan, cached_synthetic
 from pagefleet.submission import count_pages, find_pdfs
 
 

@@ -1,7 +1,7 @@
 """The splitter's own cost: open, validate, measure page costs, plan and cut one document, in a
 fresh process.
 
-Run as ``python -m bench.split_cost FILE``; prints one JSON object. A fresh process, so the
+Run as ``python -m bench.pipeline.split_cost FILE``; prints one JSON object. A fresh process, so the
 peak RSS is the splitter's (plus the interpreter), not the harness's.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-from bench.memory import peak_rss_mb
+from bench.pipeline.memory import peak_rss_mb
 from pagefleet.costs import measure_pages, plan_policy
 from pagefleet.pdf import cut_chunks, open_pdf
 from pagefleet.planning import plan_by_cost
@@ -45,7 +45,9 @@ def split_once(path: Path, settings: Settings) -> tuple[float, int, int, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.split_cost", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.pipeline.split_cost", description=__doc__
+    )
     parser.add_argument("file", type=Path)
     parser.add_argument("--chunk-pages", type=int, default=16)
     parser.add_argument("--chunk-min-cost", type=float)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bench.models import Document, RoleCpu, StageSeconds
+from bench.pipeline.models import Document, RoleCpu, StageSeconds
 from pagefleet.models import JobRecord
 from pagefleet.storage import Bucket
 from pagefleet.submission import await_records, upload
@@ -28,7 +28,7 @@ class Job:
     rel: str
     uploaded_at: float  # time.time() just before the PUT to inbox/
     record: JobRecord | None = None
-    stages: StageSeconds | None = None  # read after the clock stops (bench.stages)
+    stages: StageSeconds | None = None  # read after the clock stops (bench.pipeline.stages)
     cpu: dict[str, RoleCpu] = field(default_factory=dict)  # by role, while it ran alone
 
     @property

@@ -1,10 +1,10 @@
 """The plain invocation: the converter over each whole document in one process.
 
-Run as ``python -m bench.baseline`` in a process of its own, so its time and peak RSS are the
-converter's alone (no moto server or sampler beside it). It converts one round over the files
-each time a line arrives on its stdin and answers each with one JSON line, so the bench can
-measure a round just before each round of the pipeline (the host's speed drifts over minutes)
-while the process stays warm, as one long-lived plain process would.
+Run as ``python -m bench.pipeline.baseline`` in a process of its own, so its time and peak RSS
+are the converter's alone (no moto server or sampler beside it). It converts one round over the
+files each time a line arrives on its stdin and answers each with one JSON line, so the bench
+can measure a round just before each round of the pipeline (the host's speed drifts over
+minutes) while the process stays warm, as one long-lived plain process would.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.memory import peak_rss_mb
+from bench.pipeline.memory import peak_rss_mb
 
 
 def plain_converter(name: str) -> Callable[[Path], str]:
@@ -40,7 +40,7 @@ def plain_converter(name: str) -> Callable[[Path], str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.baseline", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.pipeline.baseline", description=__doc__)
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--converter", default="text-layer")
     args = parser.parse_args(argv)

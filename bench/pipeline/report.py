@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.charts import BAR_DOCUMENTS, CHARTS, write_charts
-from bench.models import STAGES, BenchResults, PipelineSummary
-from bench.sampling import CONVERTER, HANDLERS, HARNESS, NOT_OURS, WORKER
-from bench.stages import stage_label
+from bench.pipeline.charts import BAR_DOCUMENTS, CHARTS, write_charts
+from bench.pipeline.models import STAGES, BenchResults, PipelineSummary
+from bench.pipeline.sampling import CONVERTER, HANDLERS, HARNESS, NOT_OURS, WORKER
+from bench.pipeline.stages import stage_label
 
 
 def write_results(results: BenchResults, out: Path) -> list[Path]:

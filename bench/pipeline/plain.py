@@ -1,9 +1,9 @@
 """What a user runs first: one plain converter process per file, W of them side by side.
 
-``python -m bench.plain FILE --ocr-threads T`` converts FILE as the library's user would
+``python -m bench.pipeline.plain FILE --ocr-threads T`` converts FILE as the library's user would
 (:func:`runner.converters.text_layer.extract_pages` and the renderer, in one fresh process)
 with OCR on at most T threads, and prints one JSON line: the file, its wall and CPU seconds.
-:func:`bench.standalone.xargs_round` runs it under ``xargs -P W``, each with the same OCR
+:func:`bench.pipeline.standalone.xargs_round` runs it under ``xargs -P W``, each with the same OCR
 thread share (cores // W) as the pipeline's W workers.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.plain", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.pipeline.plain", description=__doc__)
     parser.add_argument("file", type=Path)
     parser.add_argument("--ocr-threads", type=int, default=0, help="0: every core")
     args = parser.parse_args(argv)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 
-from bench.models import (
+from bench.pipeline.models import (
     Baseline,
     Document,
     DocumentRun,
@@ -14,7 +14,7 @@ from bench.models import (
     Target,
     XargsRun,
 )
-from bench.sampling import CONVERTER, NOT_OURS, WORKER
+from bench.pipeline.sampling import CONVERTER, NOT_OURS, WORKER
 
 EFFICIENCY_TARGET = 0.75  # at W = 2, on the 400-page document (issue 15)
 ONE_PAGE_OVERHEAD_TARGET_S = 0.3

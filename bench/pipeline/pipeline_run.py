@@ -12,12 +12,12 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
-from bench.config import BenchConfig
-from bench.documents import synthetic_document
-from bench.jobs import Job, await_jobs, submit
-from bench.models import Document, ResourceSummary
-from bench.sampling import ResourceSampler, Window
-from bench.stages import load_stages
+from bench.pipeline.config import BenchConfig
+from bench.pipeline.documents import synthetic_document
+from bench.pipeline.jobs import Job, await_jobs, submit
+from bench.pipeline.models import Document, ResourceSummary
+from bench.pipeline.sampling import ResourceSampler, Window
+from bench.pipeline.stages import load_stages
 from pagefleet.storage import Bucket
 
 

@@ -9,8 +9,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on a server
 import matplotlib.pyplot as plt
 
-from bench.models import STAGES, BenchResults
-from bench.stages import OVERHEAD_STAGES, stage_label
+from bench.pipeline.models import STAGES, BenchResults
+from bench.pipeline.stages import OVERHEAD_STAGES, stage_label
 
 CHARTS = ("scaling.png", "stages.png", "cpu.png")
 # Stacked bars show this many documents (the largest); the JSON keeps them all.

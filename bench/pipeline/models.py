@@ -121,7 +121,7 @@ class SplitCost(_Model):
 
 
 class StageSeconds(_Model):
-    """A job's latency cut into consecutive stages that add up to it (see bench.stages)."""
+    """A job's latency cut into consecutive stages that add up to it (see bench.pipeline.stages)."""
 
     ingest_s: float = 0.0
     split_s: float = 0.0
@@ -224,7 +224,8 @@ class GpuSummary(_Model):
 
 
 class ResourceSummary(_Model):
-    """What the sampler saw over one W (bench.sampling): peaks per process and role, GPUs."""
+    """What the sampler saw over one W (bench.pipeline.sampling): peaks per process and role,
+    GPUs."""
 
     interval_s: float
     processes: list[ProcessPeak]

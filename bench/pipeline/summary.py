@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from bench.jobs import Job
-from bench.models import (
+from bench.pipeline.jobs import Job
+from bench.pipeline.models import (
     STAGES,
     Baseline,
     Document,
@@ -19,9 +19,9 @@ from bench.models import (
     RoleCpu,
     StageSeconds,
 )
-from bench.pipeline_run import PipelineRun
-from bench.standalone import XargsRound
-from bench.targets import efficiency_document
+from bench.pipeline.pipeline_run import PipelineRun
+from bench.pipeline.standalone import XargsRound
+from bench.pipeline.targets import efficiency_document
 from pagefleet.models import JobRecord
 from pagefleet.planning import plan_chunks
 
@@ -156,7 +156,7 @@ def _paired_rounds(
     xargs: list[XargsRound] | None,
 ) -> list[PairedRound]:
     """Each round's E on the E document and speedup over ``xargs``, against the baselines
-    measured just before that round (``baselines``: bench.baseline's rounds)."""
+    measured just before that round (``baselines``: bench.pipeline.baseline's rounds)."""
     name = efficiency_document(docs)
     doc = next(d for d in docs if d.name == name)
     jobs = [j for j in run.single if j.doc == doc]  # one a round, in order

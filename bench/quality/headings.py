@@ -1,0 +1,64 @@
+"""Heading recall: the PDF's outline titles found as Markdown headings, in outline order, and
+whether their levels step as the outline's do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from bench.quality.words import markdown_words, words
+
+_HEADING = re.compile(r"^(#{1,6}) (.*)$", re.MULTILINE)
+
+
+@dataclass
+class HeadingScore:
+    recall: float | None  # share of outline titles found as headings
+    levels: float | None  # share of consecutive found titles whose level steps agree
+
+
+def _holds(heading: list[str], title: list[str]) -> bool:
+    """Whether the words of ``title`` are in ``heading``, in order."""
+    if not title:
+        return False
+    it = iter(heading)
+    return all(w in it for w in title)
+
+
+def heading_score(markdown: str, outline: Sequence[dict[str, Any]]) -> HeadingScore:
+    """Outline titles found as headings, in outline order.
+
+    A heading holds a title when the title's words are in it in order, so a heading carrying
+    a number or a date its bookmark lacks ("Exhibit 2.3.59-1 (07-01-2019) Command Code") counts.
+    """
+    if not outline:
+        return HeadingScore(None, None)
+    headings = [(len(m.group(1)), markdown_words(m.group(2))) for m in _HEADING.finditer(markdown)]
+    titles = [words(entry["title"]) for entry in outline]
+    # The most titles matched in order (an LCS with "holds" as the match): a greedy walk
+    # would let one title matched too far ahead (a running head set as a heading) lose all
+    # the titles before that point.
+    n, m = len(titles), len(headings)
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = best[i], best[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = max(below[j], row[j + 1])
+            if below[j + 1] + 1 > row[j] and _holds(headings[j][1], titles[i]):
+                row[j] = below[j + 1] + 1
+    found: list[tuple[int, int]] = []  # (outline level, markdown level)
+    i = j = 0
+    while i < n and j < m:
+        if best[i][j] == best[i + 1][j]:
+            i += 1
+        elif best[i][j] == best[i][j + 1]:
+            j += 1
+        else:
+            found.append((outline[i]["level"], headings[j][0]))
+            i, j = i + 1, j + 1
+    steps = list(pairwise(found))
+    agree = sum((b[0] > a[0]) == (b[1] > a[1]) and (b[0] < a[0]) == (b[1] < a[1]) for a, b in steps)
+    return HeadingScore(len(found) / len(outline), agree / len(steps) if steps else None)
