@@ -7,6 +7,7 @@ instead of 40 s. Seeded, so the same page count gives the same bytes.
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
@@ -15,6 +16,16 @@ from embedded.demo import sentence
 
 _LINES_PER_PAGE = 44
 _WORDS_PER_LINE = 14
+# fpdf2 stamps the time of writing into the file; a fixed one keeps "same seed, same bytes"
+# true across a second's boundary.
+_CREATED = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _document() -> FPDF:
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(False)
+    pdf.set_creation_date(_CREATED)
+    return pdf
 
 
 def synthetic_pdf(path: Path, pages: int, *, seed: int = 0) -> Path:
@@ -22,8 +33,7 @@ def synthetic_pdf(path: Path, pages: int, *, seed: int = 0) -> Path:
     if pages < 1:
         raise ValueError("a synthetic document has at least one page")
     rng = random.Random(seed)
-    pdf = FPDF(format="A4")
-    pdf.set_auto_page_break(False)
+    pdf = _document()
     for number in range(1, pages + 1):
         pdf.add_page()
         pdf.set_font("Helvetica", "B", 14)
@@ -64,8 +74,7 @@ def scanned_pdf(path: Path, pages: int, *, seed: int = 0) -> Path:
         raise ValueError("a scanned document has at least one page")
     rng = random.Random(seed)
     font = ImageFont.load_default(size=26)
-    pdf = FPDF(format="A4")
-    pdf.set_auto_page_break(False)
+    pdf = _document()
     for number in range(1, pages + 1):
         image = Image.new("L", _SCAN_PX, 255)
         draw = ImageDraw.Draw(image)
