@@ -13,14 +13,14 @@ from pagefleet.scaling import ScalingPolicy, default_policy
 from pagefleet.settings import Settings
 
 # marker-pdf 2.0.0, balanced mode: 2.9 pages/s on one B200 with a single stream using about
-# 30% of the GPU (ANCHORS.md, "marker-pdf"), so about 9.7 pages/s saturated. Its benchmark
+# 30% of the GPU (marker's published benchmark), so about 9.7 pages/s saturated. Its benchmark
 # pages (olmOCR-bench) are OCR pages. The VLM's decoding is bound by memory bandwidth, so
 # other GPUs are scaled by HBM/GDDR bandwidth from NVIDIA's datasheets: B200 8 TB/s, L40S
 # 864 GB/s, A10G 600 GB/s, L4 300 GB/s. An estimate, not a measurement: no GPU here.
 B200_OCR_PAGES_PER_S = 2.9 / 0.3
 B200_BANDWIDTH_GBS = 8000.0
 # Text pages (a usable text layer) against forced OCR: 28.5 vs 7.7 pages/s on one H100 in
-# Datalab's inference-mirror (ANCHORS.md, "The reference design").
+# Datalab's inference-mirror (datalab-to/oss_container's README: 840 pages in 29.4 s).
 TEXT_OVER_OCR = 28.5 / 7.7
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-TEXTRACT_PER_1000 = 1.50  # AWS Textract text detection, list price (ANCHORS.md)
+TEXTRACT_PER_1000 = 1.50  # AWS Textract DetectDocumentText, list price
 
 
 def targets(runs: list[dict[str, Any]], default: str) -> list[dict[str, Any]]:
