@@ -29,6 +29,7 @@ from pdftext.pdf.utils import matrix_intersection_area
 from pdftext.postprocessing import postprocess_text
 from pdftext.schema import Bbox, Link, PageReference
 
+from pagefleet.costs import MIN_TEXT_CHARS
 from pagefleet.layout import render_document
 from pagefleet.layout.outline import read_outline
 from pagefleet.layout.schema import Block, Line, Page, Span, TableBlock
@@ -46,8 +47,6 @@ NAME = "text-layer"
 # The layout format and its rendering change with this file and with pdftext.
 VERSION = f"1.0+pdftext{_dist_version('pdftext')}"
 
-# Fewer letters and digits than this on a page with an image means a scan to OCR.
-_MIN_TEXT_CHARS = 16
 _HYPHEN = "\x02"
 # Path objects this thin are rules; this long at least to count as a table border.
 _RULE = 2.5
@@ -357,7 +356,7 @@ def _needs_ocr(page: pdfium.PdfPage, lines: list[Line]) -> bool:
     for line in lines:
         for span in line["spans"]:
             letters += len(_ALNUM.findall(span["t"]))
-        if letters >= _MIN_TEXT_CHARS:
+        if letters >= MIN_TEXT_CHARS:
             return False
     return any(obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE for obj in page.get_objects(max_depth=1))
 
