@@ -511,11 +511,6 @@ _GET_RENDER_MODE = _bare(pdfium_c.FPDFTextObj_GetTextRenderMode, ctypes.c_int, _
 _FONT_NAME_BYTES = 256
 
 
-def _get_chars(textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int) -> PageChars:
-    """pdftext's ``get_chars`` (quote_loosebox on): see :func:`_read_chars`."""
-    return _read_chars(textpage, bbox, rotation)[0]
-
-
 def _read_chars(
     textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int
 ) -> tuple[PageChars, np.ndarray]:
@@ -581,8 +576,6 @@ def _read_chars(
     if lone.any():  # a lone surrogate (a broken ToUnicode map) cannot be encoded
         code_array[lone] = 0xFFFD
         codes = code_array.tolist()
-    if n == 0:
-        return _empty_page_chars(fonts)
     # pdftext's transform: origin shift, y flip, the page's rotation.
     cx_start = box_l - x_start
     cx_end = box_r - x_start
