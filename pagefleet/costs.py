@@ -1,12 +1,12 @@
 """What each page of a document will cost to convert, told cheaply by the splitter.
 
 A page is one of two classes: it has a usable text layer, or it is a scan the converter will
-OCR (50-1,000 times dearer on a CPU). The test mirrors the text-layer converter's own: an image
-among the page's top-level objects and fewer than 16 letters of text. Loading a page costs
-about 0.3 ms (pdfium parses its content); a page with many objects is not a scan, so only pages
-of few objects and an image get their text counted. A text page's seconds follow its characters
-(see :func:`measure_pages`). A wrong estimate only unbalances a plan, it never changes a
-result, so the measuring has a time budget past which pages count as text.
+OCR (50-1,000 times dearer on a CPU). The test is the text-layer converter's own: an image among
+the page's top-level objects and fewer than :data:`MIN_TEXT_CHARS` letters of text. Loading a
+page costs about 0.3 ms (pdfium parses its content); a page with many objects is not a scan, so
+only pages of few objects and an image get their text counted. A text page's seconds follow its
+characters (see :func:`measure_pages`). A wrong estimate only unbalances a plan, it never
+changes a result, so the measuring has a time budget past which pages count as text.
 """
 
 from __future__ import annotations
@@ -15,19 +15,24 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from pagefleet.pdf import Frame, page_frame
 from pagefleet.planning import PlanPolicy
-from pagefleet.settings import Settings
+
+if TYPE_CHECKING:
+    # Only named in annotations: the text-layer converter imports this module for
+    # MIN_TEXT_CHARS, and a plain conversion should not load pydantic-settings for it.
+    from pagefleet.settings import Settings
 
 log = logging.getLogger(__name__)
 
-# The text-layer converter OCRs a page with an image and fewer letters than this.
-_MIN_TEXT_CHARS = 16
+# A page with an image and fewer letters or digits than this is a scan to OCR: the one rule
+# by which the text-layer converter OCRs a page and the splitter prices it.
+MIN_TEXT_CHARS = 16
 # A scanned page is an image and perhaps a few objects more; past this many it is not a scan.
 _SCAN_MAX_OBJECTS = 200
 # Past this many seconds of measuring, the remaining pages are taken as text pages.
@@ -85,12 +90,12 @@ def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> _Look:
 
 
 def _has_text(textpage: Any, chars: int) -> bool:
-    """Whether the text page holds at least ``_MIN_TEXT_CHARS`` letters or digits (it stops
+    """Whether the text page holds at least ``MIN_TEXT_CHARS`` letters or digits (it stops
     counting there)."""
     letters = 0
     for i in range(chars):
         letters += chr(pdfium_c.FPDFText_GetUnicode(textpage, i)).isalnum()
-        if letters >= _MIN_TEXT_CHARS:
+        if letters >= MIN_TEXT_CHARS:
             return True
     return False
 

@@ -123,12 +123,13 @@ def _linked_and_turned(folder: Path) -> Path:
 
 
 def test_characters_are_read_as_pdftext_reads_them(tmp_path: Path) -> None:
-    # _get_chars asks a text object's font once, not per character, through prototypes of its
+    # read_chars asks a text object's font once, not per character, through prototypes of its
     # own, and _deduplicate rounds all words' boxes at once: the arrays, fonts and the words
     # dropped must be pdftext's, on every kind of page the tests make.
     from pdftext.pdf.chars import deduplicate_chars, get_chars
 
-    from runner.converters.text_layer import _deduplicate, _get_chars
+    from runner.converters.text_layer.chars import deduplicate as _deduplicate
+    from runner.converters.text_layer.chars import read_chars
 
     pdfs = [
         layout_pdfs.structured(tmp_path),
@@ -146,7 +147,7 @@ def test_characters_are_read_as_pdftext_reads_them(tmp_path: Path) -> None:
             textpage = page.get_textpage()
             bbox, rotation = page.get_bbox(), page.get_rotation()
             theirs = get_chars(textpage, bbox, rotation)
-            ours = _get_chars(textpage, bbox, rotation)
+            ours, _ = read_chars(textpage, bbox, rotation)
             assert ours.text == theirs.text
             assert ours.fonts == theirs.fonts
             for name in ("codes", "rotations", "boxes", "font_ids", "char_indices"):
@@ -169,7 +170,7 @@ def test_links_cut_spans_as_pdftext_cuts_them(tmp_path: Path) -> None:
     from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
     from pdftext.schema import PageReference
 
-    from runner.converters.text_layer import _merge_links
+    from runner.converters.text_layer.links import merge_links as _merge_links
 
     path = _linked_and_turned(tmp_path)
     doc = pdfium.PdfDocument(str(path))

@@ -1,0 +1,324 @@
+"""The page's characters, as pdftext reads them, and those of them a reader sees.
+
+:func:`read_chars` and :func:`deduplicate` are pdftext's ``get_chars`` and
+``deduplicate_chars`` made faster: they give the same :class:`PageChars` (the tests compare
+them with pdftext's on every kind of page they make), through the prototypes of
+:mod:`.pdfium_calls`. :func:`visible` then drops what is off the visible page or drawn
+invisible.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from pdftext.pdf.chars import PageChars, _empty_page_chars
+
+from runner.converters.text_layer.pdfium_calls import (
+    GET_ANGLE,
+    GET_BOX,
+    GET_FONT_INFO,
+    GET_FONT_SIZE,
+    GET_FONT_WEIGHT,
+    GET_LOOSE_BOX,
+    GET_OBJECT,
+    GET_RENDER_MODE,
+    GET_UNICODE,
+    address,
+)
+
+if TYPE_CHECKING:
+    from runner.converters.text_layer.objects import PageObjects
+
+# pdfium's mark for a hyphen it saw at a line break.
+HYPHEN = "\x02"
+# That hyphen, line breaks and spaces: marks of the layout more than ink on the page.
+LAYOUT_CODES = np.array([2, 10, 13, 32], dtype=np.uint32)
+_LINE_CODES = np.array([10, 13], dtype=np.uint32)
+_WORD_BREAK_CODES = np.array([2, 10, 32], dtype=np.uint32)
+# A character whose centre is this far outside the visible page is not on it.
+_EDGE = 1.0
+# A longer font name is asked again into a buffer of its length.
+_FONT_NAME_BYTES = 256
+
+
+def page_size(bbox: list[float] | tuple[float, ...]) -> tuple[int, int]:
+    """Width and height of the visible page in whole points, as pdftext measures them."""
+    return math.ceil(abs(bbox[2] - bbox[0])), math.ceil(abs(bbox[3] - bbox[1]))
+
+
+def page_rotation(page: pdfium.PdfPage) -> int:
+    """The page's rotation in degrees, 0 where pdfium cannot read it."""
+    try:
+        return int(page.get_rotation())
+    except pdfium.PdfiumError:
+        return 0
+
+
+def read_chars(
+    textpage: pdfium.PdfTextPage, bbox: list[float], rotation: int
+) -> tuple[PageChars, np.ndarray]:
+    """pdftext's ``get_chars`` (quote_loosebox on), the same arrays and fonts, in half the time.
+
+    pdftext asks the font's name, flags, size and weight of every character, four pdfium calls
+    that are most of its cost; a text object has one font and size, so they are asked once per
+    text object here (per character where pdfium names no object). The pdfium functions are
+    called through prototypes taking plain addresses, each over all characters at once, the
+    boxes written straight into one array. Also each character's text object (its address,
+    0 for none).
+    """
+    n = textpage.count_chars()
+    if n == 0:
+        return _empty_page_chars([]), np.zeros(0, dtype=np.uint64)
+    x_start, y_start = bbox[0], bbox[1]
+    page_width, page_height = page_size(bbox)
+    tp = address(textpage.raw)
+    name_buffer = ctypes.create_string_buffer(_FONT_NAME_BYTES)
+    flags = ctypes.c_int()
+    flags_at = ctypes.addressof(flags)
+    fonts: list[dict[str, Any]] = []
+    font_ids_by_key: dict[tuple[str, int, float, int], int] = {}
+    font_ids_by_object: dict[int, int] = {}
+    every = range(n)
+    codes = [GET_UNICODE(tp, i) for i in every]
+    rotations = [GET_ANGLE(tp, i) for i in every]
+    # Loose boxes straight into one array (FS_RECTF: left, top, right, bottom).
+    loose = (ctypes.c_float * (4 * n))()
+    loose_at = ctypes.addressof(loose)
+    found = [GET_LOOSE_BOX(tp, i, loose_at + 16 * i) for i in every]
+    font_ids: list[int] = []
+    objects = np.array([GET_OBJECT(tp, i) or 0 for i in every], dtype=np.uint64)
+    starts = np.flatnonzero(objects[1:] != objects[:-1]) + 1
+    for at, end in pairwise([0, *starts.tolist(), n]):
+        obj, count = int(objects[at]), end - at
+        if obj:
+            font_id = font_ids_by_object.get(obj)
+            if font_id is None:
+                font_id = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
+                font_ids_by_object[obj] = font_id
+            font_ids += [font_id] * count
+        else:  # no text object named: asked per character
+            font_ids += [
+                _font_id(tp, i, name_buffer, flags, flags_at, fonts, font_ids_by_key)
+                for i in range(at, at + count)
+            ]
+    rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
+    box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
+    angles = np.array(rotations, dtype=np.float64)
+    if not all(ok for ok, angle in zip(found, rotations, strict=True) if angle == 0):
+        raise pdfium.PdfiumError("Failed to get charbox.")
+    # Characters at an angle: the tight box, as pdftext asks.
+    tight = [ctypes.c_double() for _ in range(4)]
+    left_at, bottom_at, right_at, top_at = (ctypes.addressof(v) for v in tight)
+    for i in np.flatnonzero(angles != 0).tolist():
+        if not GET_BOX(tp, i, left_at, right_at, bottom_at, top_at):  # l, r, b, t
+            raise pdfium.PdfiumError("Failed to get charbox.")
+        box_l[i], box_b[i], box_r[i], box_t[i] = (v.value for v in tight)
+    code_array = np.array(codes, dtype=np.uint32)
+    lone = (code_array >= 0xD800) & (code_array <= 0xDFFF)
+    if lone.any():  # a lone surrogate (a broken ToUnicode map) cannot be encoded
+        code_array[lone] = 0xFFFD
+        codes = code_array.tolist()
+    # pdftext's transform: origin shift, y flip, the page's rotation.
+    cx_start = box_l - x_start
+    cx_end = box_r - x_start
+    ty_start = page_height - (box_b - y_start)
+    ty_end = page_height - (box_t - y_start)
+    x0, x1 = np.minimum(cx_start, cx_end), np.maximum(cx_start, cx_end)
+    y0, y1 = np.minimum(ty_start, ty_end), np.maximum(ty_start, ty_end)
+    if rotation:
+        if rotation == 90:
+            nx0, ny0, nx1, ny1 = page_height - y1, x0, page_height - y0, x1
+        elif rotation == 180:
+            nx0, ny0 = page_width - x1, page_height - y1
+            nx1, ny1 = page_width - x0, page_height - y0
+        elif rotation == 270:
+            nx0, ny0, nx1, ny1 = y0, page_width - x1, y1, page_width - x0
+        else:
+            nx0, ny0, nx1, ny1 = x0, y0, x1, y1
+        x0, y0 = np.minimum(nx0, nx1), np.minimum(ny0, ny1)
+        x1, y1 = np.maximum(nx0, nx1), np.maximum(ny0, ny1)
+    chars = PageChars(
+        "".join(map(chr, codes)),
+        code_array,
+        angles,
+        np.stack([x0, y0, x1, y1], axis=1),
+        np.array(font_ids, dtype=np.int32),
+        fonts,
+        np.arange(n, dtype=np.int64),
+    )
+    return chars, objects
+
+
+def _font_id(
+    tp: int,
+    index: int,
+    name_buffer: Any,
+    flags: Any,
+    flags_at: int,
+    fonts: list[dict[str, Any]],
+    ids: dict[tuple[str, int, float, int], int],
+) -> int:
+    """The index in ``fonts`` of character ``index``'s font, added when new (pdftext's dict)."""
+    length = GET_FONT_INFO(tp, index, ctypes.addressof(name_buffer), len(name_buffer), flags_at)
+    if length > len(name_buffer):
+        name_buffer = ctypes.create_string_buffer(length)
+        GET_FONT_INFO(tp, index, ctypes.addressof(name_buffer), length, flags_at)
+    name = name_buffer.value.decode("utf-8", errors="replace") if length > 0 else ""
+    key = (
+        name,
+        flags.value if length > 0 else 0,
+        GET_FONT_SIZE(tp, index),
+        GET_FONT_WEIGHT(tp, index),
+    )
+    found = ids.get(key)
+    if found is None:
+        found = ids[key] = len(fonts)
+        fonts.append({"name": key[0], "flags": key[1], "size": key[2], "weight": key[3]})
+    return found
+
+
+def deduplicate(chars: PageChars) -> PageChars:
+    """pdftext's ``deduplicate_chars``, its words' boxes rounded all at once.
+
+    A word (a run of characters up to a space, a line break or a change of font or angle)
+    drawn again with the same text, font and angle at the same rounded place is dropped: fake
+    bold prints each word twice.
+    """
+    n = len(chars)
+    if n == 0:
+        return chars
+    codes, font_ids, rotations, boxes = chars.codes, chars.font_ids, chars.rotations, chars.boxes
+    starts = np.empty(n, dtype=bool)
+    starts[0] = True
+    starts[1:] = (
+        np.isin(codes[:-1], _WORD_BREAK_CODES)
+        | (font_ids[1:] != font_ids[:-1])
+        | (rotations[1:] != rotations[:-1])
+    )
+    word_starts = np.flatnonzero(starts)
+    word_ends = np.append(word_starts[1:], n)
+    x0 = np.round(np.minimum.reduceat(boxes[:, 0], word_starts)).tolist()
+    y0 = np.round(np.minimum.reduceat(boxes[:, 1], word_starts)).tolist()
+    x1 = np.round(np.maximum.reduceat(boxes[:, 2], word_starts)).tolist()
+    y1 = np.round(np.maximum.reduceat(boxes[:, 3], word_starts)).tolist()
+    angles = rotations[word_starts].tolist()
+    fonts = font_ids[word_starts].tolist()
+    text = chars.text
+    seen: set[tuple[float, float, float, float, str, float, int]] = set()
+    keep = np.zeros(len(word_starts), dtype=bool)
+    for w, (a, b) in enumerate(zip(word_starts.tolist(), word_ends.tolist(), strict=True)):
+        key = (x0[w], y0[w], x1[w], y1[w], text[a:b], angles[w], fonts[w])
+        if key not in seen:
+            seen.add(key)
+            keep[w] = True
+    if keep.all():
+        return chars
+    kept = np.repeat(keep, word_ends - word_starts)
+    kept_codes = codes[kept]
+    return PageChars(
+        "".join(map(chr, kept_codes.tolist())),
+        kept_codes,
+        rotations[kept],
+        boxes[kept],
+        font_ids[kept],
+        chars.fonts,
+        chars.char_indices[kept],
+    )
+
+
+def visible(
+    chars: PageChars,
+    page: pdfium.PdfPage,
+    textpage: pdfium.PdfTextPage,
+    objects: PageObjects,
+    text_objects: np.ndarray,
+) -> PageChars:
+    """The characters a reader of the page sees.
+
+    Dropped: characters outside the visible page (the crop box; a typesetter's line-number
+    ruler or a printer's slug line sits outside it) and text rendered invisible, unless it lies
+    over an image: that is the OCR layer of a scan, the only text the page has.
+    """
+    n = len(chars)
+    if n == 0:
+        return chars
+    width, height = page_size(page.get_bbox())
+    if page_rotation(page) in (90, 270):
+        width, height = height, width
+    boxes = chars.boxes
+    cx = (boxes[:, 0] + boxes[:, 2]) / 2
+    cy = (boxes[:, 1] + boxes[:, 3]) / 2
+    keep = (cx >= -_EDGE) & (cx <= width + _EDGE) & (cy >= -_EDGE) & (cy <= height + _EDGE)
+    hidden = _invisible_chars(chars, textpage, objects.images, text_objects)
+    if hidden is not None:
+        keep &= ~hidden
+    # Line breaks and spaces pdfium generates carry no position worth trusting.
+    keep |= np.isin(chars.codes, LAYOUT_CODES)
+    if keep.all():
+        return chars
+    codes = chars.codes[keep]
+    return PageChars(
+        "".join(map(chr, codes.tolist())),
+        codes,
+        chars.rotations[keep],
+        boxes[keep],
+        chars.font_ids[keep],
+        chars.fonts,
+        chars.char_indices[keep],
+    )
+
+
+def _invisible_chars(
+    chars: PageChars,
+    textpage: pdfium.PdfTextPage,
+    images: list[tuple[float, float, float, float]],
+    text_objects: np.ndarray,
+) -> np.ndarray | None:
+    """Mask of the characters drawn invisible and not over an image; None when there are none.
+
+    The render mode is asked of one character per line (its text object's, once per object):
+    a text object is drawn in one mode, and invisible text (an OCR layer, hidden words) is
+    written as lines of its own. Asking every character costs more than the page's layout.
+    ``text_objects`` holds each character's text object by pdfium character index.
+    """
+    codes = chars.codes
+    starts = np.empty(len(codes), dtype=bool)
+    starts[0] = True
+    starts[1:] = np.isin(codes[:-1], _LINE_CODES)
+    line_starts = np.flatnonzero(starts)
+    bounds = np.append(line_starts, len(codes))
+    # Each line's first character that is not a space or a line break.
+    solid = np.flatnonzero(~np.isin(codes, LAYOUT_CODES))
+    if not len(solid):
+        return None
+    at = np.minimum(np.searchsorted(solid, line_starts), len(solid) - 1)
+    firsts = solid[at]
+    has_solid = firsts < bounds[1:]
+    line_objects = text_objects[chars.char_indices[firsts]]
+    modes: dict[int, bool] = {}
+    raw = textpage.raw
+    hidden: np.ndarray | None = None
+    left, right = ctypes.c_double(), ctypes.c_double()
+    bottom, top = ctypes.c_double(), ctypes.c_double()
+    for k in np.flatnonzero(has_solid & (line_objects != 0)).tolist():
+        obj = int(line_objects[k])
+        invisible = modes.get(obj)
+        if invisible is None:
+            invisible = modes[obj] = GET_RENDER_MODE(obj) == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
+        if not invisible:
+            continue
+        first = int(chars.char_indices[firsts[k]])
+        pdfium_c.FPDFText_GetCharBox(raw, first, left, right, bottom, top)
+        x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
+        if any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in images):
+            continue  # the OCR layer of a scan
+        if hidden is None:
+            hidden = np.zeros(len(codes), dtype=bool)
+        hidden[bounds[k] : bounds[k + 1]] = True
+    return hidden

@@ -1,0 +1,169 @@
+"""A page's text lines as layout lines: pdftext's spans and lines over the visible characters,
+cut where the text jumps a wide gap, each span with its size, weight, slant and link.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from collections import Counter
+from typing import Any
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from pdftext.pdf.chars import PageChars
+from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
+from pdftext.postprocessing import postprocess_text
+
+from pagefleet.layout.schema import Line, Span
+from runner.converters.text_layer.chars import HYPHEN, deduplicate, read_chars, visible
+from runner.converters.text_layer.links import EXTERNAL, merge_links
+from runner.converters.text_layer.objects import PageObjects
+from runner.converters.text_layer.pdfium_calls import GET_FONT_SIZE, GET_MATRIX, address
+
+_ITALIC = 1 << 6
+_FORCE_BOLD = 1 << 18
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
+_ITALIC_NAMES = ("italic", "oblique")
+# A gap this many font sizes wide inside a pdftext line separates two cells or columns.
+_CELL_GAP = 2.0
+
+
+def text_lines(
+    pdf: pdfium.PdfDocument,
+    page: pdfium.PdfPage,
+    textpage: pdfium.PdfTextPage,
+    index: int,
+    bbox: list[float],
+    rotation: int,
+    objects: PageObjects,
+) -> tuple[list[Line], PageChars]:
+    """The page's text lines, and the visible characters they were made of."""
+    chars, text_objects = read_chars(textpage, bbox, rotation)
+    chars = deduplicate(visible(chars, page, textpage, objects, text_objects))
+    spans = get_spans(chars, superscript_height_threshold=0.7, need_chars=False)
+    raw_lines = get_lines(spans)
+    assign_scripts(raw_lines, height_threshold=0.7)
+    if pdfium_c.FPDFPage_GetAnnotCount(page.raw) > 0:
+        merge_links(raw_lines, chars, pdf, page, index, bbox, rotation)
+    tp = address(textpage.raw)
+    matrix = pdfium_c.FS_MATRIX()
+    lines: list[Line] = []
+    for raw in raw_lines:
+        for pieces in _pieces(raw["spans"]):
+            line = _line(pieces, tp, matrix)
+            if line is not None:
+                if len(pieces) == len(raw["spans"]):
+                    line["bbox"] = _round_box(raw["bbox"].bbox)
+                lines.append(line)
+    return lines, chars
+
+
+def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A pdftext line cut where its text jumps a wide gap: cells of a table without rules, or
+    a form's label and the label of the column beside it, are lines of their own."""
+    out: list[list[dict[str, Any]]] = [[]]
+    reach: float | None = None
+    for span in spans:
+        x0, y0, x1, y1 = span["bbox"].bbox
+        if span["text"].strip():
+            # The box's height, not the font size: many producers set size 1 and scale.
+            size = 0.8 * (y1 - y0)
+            if reach is not None and x0 - reach > _CELL_GAP * max(size, 1.0):
+                out.append([])
+            reach = x1 if reach is None else max(reach, x1)
+        out[-1].append(span)
+    return out
+
+
+def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any) -> Line | None:
+    out_spans: list[Span] = []
+    soft_hyphen = False
+    boxes = []
+    for raw_span in raw_spans:
+        text = postprocess_text(raw_span["text"])
+        if HYPHEN in text:
+            soft_hyphen = text.rstrip().endswith(HYPHEN)
+            text = text.replace(HYPHEN, "-")
+        text = text.replace("\n", " ")
+        if not text:
+            continue
+        if text.strip():
+            boxes.append(raw_span["bbox"].bbox)
+        span = _span(text, raw_span, tp, matrix)
+        _append(out_spans, span)
+    while out_spans and not out_spans[-1]["t"].strip():
+        out_spans.pop()
+    if not out_spans:
+        return None
+    out_spans[-1]["t"] = out_spans[-1]["t"].rstrip()
+    out_spans[0]["t"] = out_spans[0]["t"].lstrip()
+    box = [
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    ]
+    line: Line = {"bbox": _round_box(box), "spans": out_spans}
+    if soft_hyphen:
+        line["hy"] = True
+    return line
+
+
+def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any) -> Span:
+    """``raw`` of text page ``tp`` (an address) as a layout span; ``matrix`` is scratch."""
+    font = raw["font"]
+    start, end = raw["char_start_idx"], raw["char_end_idx"]
+    size = font["size"] * _scale(tp, start, matrix)
+    last = _char_size(tp, end, matrix) if end > start else 0.0
+    if last > 1.05 * size:
+        # A superscript that opens the span (a footnote's number) in the span's font: the
+        # size of most of its characters, not of its first. (Only a first character smaller
+        # than the last: small capitals after a full-size one keep the first one's size.)
+        sizes = Counter(round(_char_size(tp, i, matrix), 1) for i in range(start, end + 1))
+        del sizes[0.0]
+        size = max(sizes, key=lambda k: (sizes[k], k))
+    span: Span = {"t": text, "s": round(size, 1)}
+    name = font["name"].lower()
+    flags = font["flags"] or 0
+    if not text.strip():
+        return span
+    if font["weight"] >= 600 or flags & _FORCE_BOLD or any(n in name for n in _BOLD_NAMES):
+        span["b"] = True
+    if flags & _ITALIC or any(n in name for n in _ITALIC_NAMES):
+        span["i"] = True
+    url = raw.get("url") or ""
+    if url.startswith(EXTERNAL):
+        span["u"] = url
+    return span
+
+
+def _scale(tp: int, index: int, matrix: Any) -> float:
+    """The text matrix's scale at character ``index``: many producers set the font size to 1
+    and scale with the matrix instead."""
+    if GET_MATRIX(tp, index, ctypes.addressof(matrix)):
+        return math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
+    return 1.0
+
+
+def _char_size(tp: int, index: int, matrix: Any) -> float:
+    return float(GET_FONT_SIZE(tp, index)) * _scale(tp, index, matrix)
+
+
+def _append(spans: list[Span], span: Span) -> None:
+    """Merge runs that render alike, so how pdfium cut them cannot show in the layout."""
+    if spans:
+        last = spans[-1]
+        if not span["t"].strip() and "u" not in span:
+            last["t"] += span["t"]
+            return
+        if {k: v for k, v in last.items() if k != "t"} == {
+            k: v for k, v in span.items() if k != "t"
+        }:
+            last["t"] += span["t"]
+            return
+    spans.append(span)
+
+
+def _round_box(box: list[float]) -> list[float]:
+    return [round(v, 1) for v in box]
