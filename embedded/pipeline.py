@@ -24,14 +24,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 from embedded.dispatch import Dispatcher, EnvironmentSpec
 from embedded.janitor import Janitor
 from embedded.logs import RUNNER, LogRouter
 from embedded.provision import Stack, create_stack, open_stack
-from embedded.server import MotoServer
+from embedded.server import MotoServer, StopOnExit
 from pagefleet import aws
 from pagefleet.queues import queue_depth
 from pagefleet.settings import Settings, settings_env
@@ -63,7 +62,7 @@ class DrainReport:
     completions_left: int
 
 
-class LocalPipeline:
+class LocalPipeline(StopOnExit):
     def __init__(
         self,
         settings: Settings,
@@ -299,14 +298,6 @@ class LocalPipeline:
     def __enter__(self) -> LocalPipeline:
         self.start()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def terminal_logs(verbose: bool, log_file: str | None, terminal: IO[str] | bool) -> LogRouter:

@@ -159,13 +159,41 @@ class BackgroundServer:
         self._thread.join()
 
 
-class MotoServer:
+class StopOnExit:
+    """A ``with`` block stops it, however the block ends."""
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class Served(StopOnExit):
+    """Owns the :class:`BackgroundServer` it started, if any; ``url`` is where it serves."""
+
+    _serving: BackgroundServer | None = None
+    url = ""
+
+    def _serve(self, server: HTTPServer, name: str) -> str:
+        self._serving = BackgroundServer(server, name)
+        self.url = self._serving.url
+        return self.url
+
+    def stop(self) -> None:
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
+
+
+class MotoServer(Served):
     """``with MotoServer() as url:`` — moto keeps its state per process, so one server per
     process is enough; tests share it and keep apart by bucket and queue names."""
-
-    def __init__(self) -> None:
-        self._serving: BackgroundServer | None = None
-        self.url = ""
 
     def start(self) -> str:
         use_fake_credentials()
@@ -177,22 +205,7 @@ class MotoServer:
             threaded=True,
             request_handler=_KeepAliveHandler,
         )
-        self._serving = BackgroundServer(server, "moto-server")
-        self.url = self._serving.url
-        return self.url
-
-    def stop(self) -> None:
-        if self._serving is not None:
-            self._serving.stop()
-            self._serving = None
+        return self._serve(server, "moto-server")
 
     def __enter__(self) -> str:
         return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

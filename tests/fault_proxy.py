@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 from embedded.provision import STACK_APP_ID
-from embedded.server import BackgroundServer
+from embedded.server import Served
 
 HOP_BY_HOP = {
     "connection",
@@ -57,7 +57,7 @@ class FaultRates:
             raise ValueError("fault rates add up to more than 1")
 
 
-class FaultProxy:
+class FaultProxy(Served):
     def __init__(
         self,
         upstream: str,
@@ -78,8 +78,6 @@ class FaultProxy:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # passed, error, lost, delayed, spared, refused
-        self._serving: BackgroundServer | None = None
-        self.url = ""
 
     # --- lifecycle ---
 
@@ -91,14 +89,7 @@ class FaultProxy:
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
-        self._serving = BackgroundServer(server, "fault-proxy")
-        self.url = self._serving.url
-        return self.url
-
-    def stop(self) -> None:
-        if self._serving is not None:
-            self._serving.stop()
-            self._serving = None
+        return self._serve(server, "fault-proxy")
 
     def set_rates(self, rates: FaultRates) -> None:
         with self._lock:

@@ -7,6 +7,7 @@ instead of 40 s. Seeded, so the same page count gives the same bytes.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -51,10 +52,13 @@ def synthetic_pdf(path: Path, pages: int, *, seed: int = 0) -> Path:
 
 def cached_synthetic(pages: int, cache_dir: Path) -> Path:
     """The synthetic document of ``pages`` pages, generated once per cache folder."""
-    path = cache_dir / f"synthetic-{pages}p.pdf"
+    return _cached(cache_dir / f"synthetic-{pages}p.pdf", synthetic_pdf, pages)
+
+
+def _cached(path: Path, make: Callable[[Path, int], Path], pages: int) -> Path:
     if not path.exists():
         # Written under a temporary name: an interrupted run leaves no half-written cache entry.
-        partial = synthetic_pdf(cache_dir / f".synthetic-{pages}p.partial.pdf", pages)
+        partial = make(path.with_name(f".{path.stem}.partial.pdf"), pages)
         partial.replace(path)
     return path
 
@@ -92,8 +96,4 @@ def scanned_pdf(path: Path, pages: int, *, seed: int = 0) -> Path:
 
 def cached_scan(pages: int, cache_dir: Path) -> Path:
     """The image-only document of ``pages`` pages, generated once per cache folder."""
-    path = cache_dir / f"scan-{pages}p.pdf"
-    if not path.exists():
-        partial = scanned_pdf(cache_dir / f".scan-{pages}p.partial.pdf", pages)
-        partial.replace(path)
-    return path
+    return _cached(cache_dir / f"scan-{pages}p.pdf", scanned_pdf, pages)
