@@ -129,6 +129,8 @@ class PlainRounds:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
         self._stderr.close()
 
 
