@@ -12,6 +12,7 @@ jobs/<job_id>/assets/<name>              images a chunk's Markdown links to
 from __future__ import annotations
 
 import hashlib
+import re
 from urllib.parse import unquote_plus
 
 INBOX = "inbox/"
@@ -30,6 +31,8 @@ PDF_SUFFIXES = tuple(
 # Markdown links to images carry this prefix until assembly swaps it for the outbox assets
 # folder, which a converter cannot know (it sees a chunk, not the document's name).
 ASSET_LINK_PREFIX = "pagefleet-asset:"
+
+_INDEX = re.compile(r"[0-9]+")
 
 
 def decode_event_key(raw: str) -> str:
@@ -128,4 +131,5 @@ def job_of_result(key: str) -> tuple[str, int] | None:
     if not parts[3].endswith(RESULT_SUFFIX):
         return None
     stem = parts[3][: -len(RESULT_SUFFIX)]
-    return (parts[1], int(stem)) if stem.isdigit() else None
+    # ASCII digits only: str.isdigit() also takes "²³", which int() refuses.
+    return (parts[1], int(stem)) if parts[1] and _INDEX.fullmatch(stem) else None

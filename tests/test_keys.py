@@ -31,3 +31,10 @@ def test_result_keys_parse_back_and_nothing_else_does() -> None:
 def test_every_letter_case_of_pdf_has_a_notification_suffix() -> None:
     assert len(set(keys.PDF_SUFFIXES)) == 8
     assert {s.lower() for s in keys.PDF_SUFFIXES} == {".pdf"}
+
+
+def test_result_keys_take_ascii_digits_and_a_job_id_only() -> None:
+    # str.isdigit() takes "²³", which int() refuses: a user's key must not raise.
+    assert keys.job_of_result("jobs/x/results/²³.result.json") is None
+    assert keys.job_of_result("jobs/x/results/٣.result.json") is None
+    assert keys.job_of_result("jobs//results/00001.result.json") is None
