@@ -30,7 +30,7 @@ metrics = Metrics(namespace="pagefleet", service="splitter")
 
 
 def split(source: Source) -> None:
-    if not keys.is_inbox_pdf(source.key):
+    if not keys.is_upload(source.key):
         logger.info("not an inbox PDF, skipped", extra={"key": source.key})
         return
     settings = Settings()
@@ -52,7 +52,7 @@ def record_handler(record: SQSRecord) -> None:
 def dead_letter_record_handler(record: SQSRecord) -> None:
     receive_count = int(record.attributes.approximate_receive_count or 0)
     for source in sources_in_sqs_body(record.body):
-        if not keys.is_inbox_pdf(source.key):
+        if not keys.is_upload(source.key):
             continue
         bucket = clients.bucket(Settings(), source.bucket)
         outcome = record_dead_upload(source, bucket, receive_count)

@@ -40,8 +40,15 @@ def decode_event_key(raw: str) -> str:
     return unquote_plus(raw)
 
 
+def is_upload(key: str) -> bool:
+    """A key the S3 notification rules announce (``stack.py`` makes them of these names): every
+    one gets a record, ``inbox/.pdf`` too (refused: it has no name)."""
+    return key.startswith(INBOX) and key.endswith(PDF_SUFFIXES)
+
+
 def is_inbox_pdf(key: str) -> bool:
-    return key.startswith(INBOX) and key.lower().endswith(".pdf") and len(key) > len(INBOX) + 4
+    """An upload with a name of its own."""
+    return is_upload(key) and len(key) > len(INBOX) + len(".pdf")
 
 
 def inbox_key(rel: str, suffix: str = ".pdf") -> str:

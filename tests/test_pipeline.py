@@ -16,7 +16,7 @@ from embedded.demo import report_pdf
 from embedded.pipeline import LocalPipeline
 from pagefleet import keys
 from pagefleet.completion import complete_job
-from pagefleet.models import JobManifest, Source
+from pagefleet.models import JobManifest, JobRecord, Source
 from pagefleet.settings import Settings
 from pagefleet.stack import notification_configuration
 from pagefleet.storage import Bucket
@@ -352,3 +352,12 @@ def test_a_poison_upload_whose_event_reaches_the_ingest_dlq_gets_a_failed_record
     assert record.status == "failed"
     assert record.error is not None and record.error.code == "dead_letter"
     assert bucket.head(key) is not None  # the input stays
+
+
+def test_an_upload_named_only_pdf_gets_a_record(pipeline: LocalPipeline, bucket: Bucket) -> None:
+    assert pipeline.stack is not None
+    bucket.put("inbox/.pdf", b"%PDF-1.4 no name")  # the notification rules announce it
+    _wait_queues_empty(pipeline.stack.sqs, [pipeline.stack.queue_urls["ingest"]])
+    record = JobRecord.model_validate_json(bucket.get(keys.outbox_record("")))
+    assert record.source.key == "inbox/.pdf"
+    assert record.error is not None and record.error.code == "bad_key"
