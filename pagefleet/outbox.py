@@ -4,9 +4,10 @@ every outbox object of its key (rule 3).
 Racing completions of one job compute the same bytes; conditional writes let exactly one of
 them create each object. A new upload of the same key is a new job that replaces the older
 job's objects with ``If-Match`` on their ETag, and never the other way round: an older job that
-finishes late leaves a newer job's outputs alone, and takes back what it wrote before it found
-out. A newer job removes the older job's Markdown and assets that it does not replace itself
-(a failed job writes none), so no older Markdown stays beside a newer record.
+finishes late leaves a newer job's outputs alone, and takes back what it wrote, whenever it
+wrote it, on every way out of :func:`publish` that finds it lost. A newer job removes the older
+job's Markdown and assets that it does not replace itself (a failed job writes none), so no
+older Markdown stays beside a newer record.
 
 Every outbox object carries its job and upload order in its metadata.
 """
@@ -91,11 +92,15 @@ def _remove_older(bucket: Bucket, key: str, source: Source) -> None:
         bucket.delete(key)
 
 
-def _remove_own(bucket: Bucket, key: str, source: Source) -> None:
-    """Delete ``key`` if this job wrote it (it lost the race to a newer upload)."""
-    owner = owner_of(bucket.head(key))
-    if owner is not None and owner.job_id == source.job_id:
-        bucket.delete(key)
+def _take_back(bucket: Bucket, rel: str, source: Source) -> None:
+    """Delete what this job wrote for ``rel``, in this try or an earlier one that died."""
+    if key_problem(rel):  # a refused name has no Markdown or assets to look for
+        return
+    markdown = keys.outbox_markdown(rel)
+    for key in [markdown, *bucket.list_keys(keys.outbox_assets(rel))]:
+        owner = owner_of(bucket.head(key))
+        if owner is not None and owner.job_id == source.job_id:
+            bucket.delete(key)
 
 
 def publish(
@@ -117,12 +122,12 @@ def publish(
     record_key = keys.outbox_record(rel)
     if owner == "unread":
         owner = record_owner(bucket, rel)
-    if _newer(owner, source):
-        raise Superseded(record_key)
     assets = assets or {}
     asset_prefix = keys.outbox_assets(rel)
     written = [f"{asset_prefix}{name}" for name in assets]
     try:
+        if _newer(owner, source):
+            raise Superseded(record_key)
         for key, data in zip(written, assets.values(), strict=True):
             _write_once(bucket, key, data, "application/octet-stream", source)
         if markdown is not None:
@@ -143,8 +148,7 @@ def publish(
             source,
         )
     except Superseded:
-        for key in written:
-            _remove_own(bucket, key, source)
+        _take_back(bucket, rel, source)
         raise
 
 

@@ -3,6 +3,8 @@ first (rule 3), and each object is written once (rule 2). Driven directly agains
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from embedded.provision import create_stack
@@ -115,5 +117,30 @@ def test_an_owner_read_before_assembling_saves_the_look_and_a_stale_one_still_lo
     assert keys.outbox_record(REL) not in heads
     with pytest.raises(Superseded):
         publish(bucket, REL, _done(OLDER), "# older", {"a.png": b"png"}, owner=None)
+    assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
+    assert _record(bucket).job_id == NEWER.job_id
+
+
+class _DiesBeforeRecord(Bucket):
+    """The bucket as a completion sees it that dies (a Lambda timeout, an OOM) between its
+    Markdown and its record."""
+
+    def put(self, key: str, body: bytes, **kwargs: Any) -> str:
+        if keys.is_outbox_record(key):
+            raise TimeoutError(f"died before writing {key}")
+        return super().put(key, body, **kwargs)
+
+
+def test_an_older_job_that_died_after_its_markdown_takes_it_back_when_it_retries(
+    bucket: Bucket,
+) -> None:
+    publish(bucket, REL, _failed(NEWER))
+    # The older job read "no record" before the newer one landed, wrote its Markdown, and died.
+    with pytest.raises(TimeoutError):
+        dying = _DiesBeforeRecord(bucket.s3, bucket.name)
+        publish(dying, REL, _done(OLDER), "# older", {"a.png": b"png"}, owner=None)
+    assert keys.outbox_markdown(REL) in _outbox(bucket)
+    with pytest.raises(Superseded):  # its retry finds the newer record at once
+        publish(bucket, REL, _done(OLDER), "# older", {"a.png": b"png"})
     assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
     assert _record(bucket).job_id == NEWER.job_id
