@@ -109,10 +109,15 @@ def get(args: argparse.Namespace) -> int:
     bucket, _ = _clients(settings)
     rel = document_rel(args.key)
     try:
-        record = JobRecord.model_validate_json(bucket.get(keys.outbox_record(rel)))
+        record_key = keys.outbox_record(rel)
+        record = JobRecord.model_validate_json(bucket.get(record_key))
     except NotFound:
         console.print(f"[red]{rel} has no record yet: `pagefleet status {rel}` shows its chunks")
         return 1
-    path = download(bucket, rel, record, Path(args.out).expanduser())
+    try:
+        path = download(bucket, record_key, record, Path(args.out).expanduser())
+    except ValueError as exc:  # a user's object under the document's name climbs out of --out
+        console.print(f"[red]{exc}")
+        return 1
     console.print(f"{rel}: {record.status}, {record.pages} pages -> {path.with_suffix('')}.*")
     return 0 if record.status != "failed" else 1

@@ -68,11 +68,15 @@ def outbox_assets(rel: str) -> str:
     return f"{OUTBOX}{rel}.assets/"
 
 
+def _climbs(path: str) -> bool:
+    return any(segment in ("", ".", "..") for segment in path.split("/"))
+
+
 def key_problem(rel: str) -> str | None:
     """Why ``rel`` cannot name outbox objects, or None. A ``.``/``..`` or empty segment is legal
     in a key but becomes path traversal the moment a tool maps keys to files; the longest
     outbox key (an asset) must stay within S3's limit."""
-    if any(segment in ("", ".", "..") for segment in rel.split("/")):
+    if _climbs(rel):
         return "its name has an empty, '.' or '..' path segment"
     longest = len(outbox_assets(rel).encode()) + ASSET_NAME_BYTES
     if longest > MAX_KEY_BYTES:
@@ -89,6 +93,21 @@ def outbox_record(rel: str) -> str:
     if key_problem(rel) is not None:
         return f"{REFUSED}{hashlib.sha256(rel.encode()).hexdigest()[:32]}.json"
     return f"{OUTBOX}{rel}.json"
+
+
+def outputs_of_record(record_key: str) -> tuple[str, str]:
+    """The Markdown's key and the assets' prefix beside the record ``record_key``."""
+    stem = record_key.removesuffix(".json")
+    return f"{stem}.md", f"{stem}.assets/"
+
+
+def download_path(key: str) -> str | None:
+    """Where a download puts outbox key ``key``, relative to its folder: the key below
+    ``outbox/``, if no segment of it climbs out of the folder (None otherwise)."""
+    if not key.startswith(OUTBOX):
+        return None
+    path = key[len(OUTBOX) :]
+    return None if _climbs(path) else path
 
 
 def is_outbox_record(key: str) -> bool:

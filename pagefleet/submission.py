@@ -166,21 +166,29 @@ class Submission:
 
     def download(self, out: Path) -> None:
         for rel, record in self.records.items():
-            download(self.bucket, rel, record, out)
+            download(self.bucket, keys.outbox_record(rel), record, out)
 
 
-def download(bucket: Bucket, rel: str, record: JobRecord, out: Path) -> Path:
-    """``<out>/<rel>.json``, ``.md`` and ``.assets/`` from the outbox; returns the record's
-    path. The assets keep their relative links working."""
-    target = out / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    record_path = Path(f"{target}.json")
-    record_path.write_bytes(bucket.get(keys.outbox_record(rel)))
+def download(bucket: Bucket, record_key: str, record: JobRecord, out: Path) -> Path:
+    """The record ``record_key``, its Markdown and its assets from the outbox, each at its key
+    below ``outbox/`` under ``out``; returns the record's path. The assets keep their relative
+    links working. Nothing is written outside ``out``, whatever the keys hold."""
+    markdown, assets = keys.outputs_of_record(record_key)
+    record_path = _write_below(out, record_key, bucket.get(record_key))
     if record.markdown:
-        Path(f"{target}.md").write_bytes(bucket.get(record.markdown))
-    prefix = keys.outbox_assets(rel)
-    for key in bucket.list_keys(prefix):
-        asset = Path(f"{target}.assets") / key[len(prefix) :]
-        asset.parent.mkdir(parents=True, exist_ok=True)
-        asset.write_bytes(bucket.get(key))
+        _write_below(out, markdown, bucket.get(markdown))
+    for key in bucket.list_keys(assets):
+        _write_below(out, key, bucket.get(key))
     return record_path
+
+
+def _write_below(out: Path, key: str, body: bytes) -> Path:
+    """Write ``body`` where ``key`` goes below ``out``; raises ValueError for a key that would
+    land elsewhere (a ``..`` segment in a user's object under outbox/, a link out of ``out``)."""
+    below = keys.download_path(key)
+    path = out.joinpath(*below.split("/")) if below is not None else None
+    if path is None or not path.resolve().is_relative_to(out.resolve()):
+        raise ValueError(f"{key} would be written outside {out}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(body)
+    return path

@@ -156,3 +156,24 @@ def test_terraform_outputs_name_the_stack(tmp_path: Path) -> None:
         "acme",
         "eu-west-1",
     )
+
+
+def test_get_never_writes_outside_its_folder(
+    pipeline: LocalPipeline, bucket: Bucket, tmp_path: Path, capsys
+) -> None:
+    key = "inbox/d/x/../../../escaped.pdf"
+    bucket.put(key, b"%PDF-1.4 refused for its name")
+    record = wait_for_record(bucket, keys.rel_of(key))
+    assert record.error is not None and record.error.code == "bad_key"
+    out = tmp_path / "a" / "b"
+    assert main(["get", key, "--out", str(out), *_stack_args(pipeline.settings)]) == 1
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written == [out / keys.outbox_record(keys.rel_of(key))[len(keys.OUTBOX) :]]
+    assert json.loads(written[0].read_text())["source"]["key"] == key
+    # A user's object among a document's assets whose name climbs out of the folder.
+    upload(bucket, "e/bad", b"not a pdf")
+    wait_for_record(bucket, "e/bad")
+    bucket.put(keys.outbox_assets("e/bad") + "../../../../../evil", b"evil")
+    assert main(["get", "e/bad", "--out", str(out), *_stack_args(pipeline.settings)]) == 1
+    assert "outside" in capsys.readouterr().err
+    assert all(p.is_relative_to(out) for p in tmp_path.rglob("*") if p.is_file())
