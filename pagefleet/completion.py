@@ -9,6 +9,8 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
+from pydantic import ValidationError
+
 from pagefleet import keys
 from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
 from pagefleet.gc_pause import paused_gc
@@ -18,8 +20,9 @@ from pagefleet.storage import Bucket, NotFound
 
 log = logging.getLogger(__name__)
 
-# "already": a twin completion published this job; "superseded": a newer upload of the key did.
-CompletionOutcome = Literal["published", "waiting", "already", "superseded"]
+# "already": a twin completion published this job; "superseded": a newer upload of the key did;
+# "unreadable": its manifest is not one pagefleet wrote (a user's object under jobs/).
+CompletionOutcome = Literal["published", "waiting", "already", "superseded", "unreadable"]
 
 
 def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
@@ -43,6 +46,11 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
         # so a missing manifest means the job's objects were expired: nothing left to do.
         log.warning("job %s has results but no manifest", job_id)
         return "waiting"
+    except ValidationError as exc:
+        # Retrying cannot mend it, and without a readable manifest there is no input to record:
+        # dropped, with the reason in the log (rule 4: nothing crash-loops on what users write).
+        log.warning("job %s: its manifest is unreadable, dropped: %s", job_id, exc)
+        return "unreadable"
     present = bucket.list_etags(keys.results_prefix(job_id))
     expected = [keys.chunk_result(job_id, c.index) for c in manifest.chunks]
     if not all(key in present for key in expected):

@@ -8,11 +8,14 @@ the :class:`JobRecord` users read next to their Markdown.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+import logging
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pagefleet.errors import ErrorCode
+
+log = logging.getLogger(__name__)
 
 JobStatus = Literal["done", "partial", "failed"]
 ChunkStatus = Literal["done", "failed"]
@@ -166,3 +169,16 @@ class ChunkDelivery(_Model):
     receipt: str
     message: ChunkMessage
     receive_count: int  # SQS's ApproximateReceiveCount: which attempt at the chunk this is
+
+
+_Model_T = TypeVar("_Model_T", bound=BaseModel)
+
+
+def parsed(model: type[_Model_T], key: str, body: bytes) -> _Model_T | None:
+    """``body`` (the object at ``key``) as ``model``; None, with a warning, for an object users
+    wrote there by hand: the operator's views show the rest (rule 4)."""
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        log.warning("%s is not a %s, left out: %s", key, model.__name__, exc)
+        return None

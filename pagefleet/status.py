@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from pydantic import BaseModel
 
 from pagefleet import keys
-from pagefleet.models import ChunkResult, JobManifest, JobRecord
+from pagefleet.models import ChunkResult, JobManifest, JobRecord, parsed
 from pagefleet.outbox import published_job
 from pagefleet.queues import QueueDepth, queue_depth
 from pagefleet.settings import Settings
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 _READERS = 8  # concurrent GETs when reading many small objects
+_Read = TypeVar("_Read", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -77,22 +80,21 @@ class JobView:
         return sum(1 for c in self.chunks if c.state != "pending")
 
 
-def _read_all(bucket: Bucket, object_keys: list[str]) -> list[bytes]:
+def _read_all(bucket: Bucket, model: type[_Read], object_keys: list[str]) -> list[_Read]:
     with ThreadPoolExecutor(_READERS) as pool:
-        return list(pool.map(bucket.get, object_keys))
+        bodies = pool.map(bucket.get, object_keys)
+        read = [parsed(model, key, body) for key, body in zip(object_keys, bodies, strict=True)]
+    return [item for item in read if item is not None]
 
 
 def jobs_in_flight(bucket: Bucket) -> list[JobView]:
     """Jobs whose manifest exists and whose upload has no record from them yet, oldest first."""
     listed = bucket.list_keys(keys.JOBS)
-    manifests = [
-        JobManifest.model_validate_json(body)
-        for body in _read_all(bucket, [k for k in listed if keys.is_manifest(k)])
-    ]
+    manifests = _read_all(bucket, JobManifest, [k for k in listed if keys.is_manifest(k)])
     results: dict[str, set[int]] = {}
     for key in listed:
-        if parsed := keys.job_of_result(key):
-            results.setdefault(parsed[0], set()).add(parsed[1])
+        if result := keys.job_of_result(key):
+            results.setdefault(result[0], set()).add(result[1])
     in_flight = []
     for manifest in manifests:
         if published_job(bucket, manifest.rel) == manifest.job_id:  # a HEAD, not the record
@@ -113,7 +115,7 @@ def jobs_in_flight(bucket: Bucket) -> list[JobView]:
 def jobs_finished(bucket: Bucket) -> list[JobRecord]:
     """Every record in the outbox, most recently finished first."""
     record_keys = [k for k in bucket.list_keys(keys.OUTBOX) if keys.is_outbox_record(k)]
-    records = [JobRecord.model_validate_json(body) for body in _read_all(bucket, record_keys)]
+    records = _read_all(bucket, JobRecord, record_keys)
     return sorted(records, key=lambda record: record.finished_at, reverse=True)
 
 
@@ -151,9 +153,11 @@ def _with_results(bucket: Bucket, job: JobView) -> JobView:
         if chunk.state == "pending":
             chunks.append(chunk)
             continue
-        result = ChunkResult.model_validate_json(
-            bucket.get(keys.chunk_result(job.job_id, chunk.index))
-        )
+        result_key = keys.chunk_result(job.job_id, chunk.index)
+        result = parsed(ChunkResult, result_key, bucket.get(result_key))
+        if result is None:
+            chunks.append(chunk)
+            continue
         error = f"{result.error.code}: {result.error.message}" if result.error else ""
         chunks.append(
             ChunkView(
@@ -170,7 +174,8 @@ def _with_results(bucket: Bucket, job: JobView) -> JobView:
 
 
 def _record(bucket: Bucket, rel: str) -> JobRecord | None:
+    record_key = keys.outbox_record(rel)
     try:
-        return JobRecord.model_validate_json(bucket.get(keys.outbox_record(rel)))
+        return parsed(JobRecord, record_key, bucket.get(record_key))
     except NotFound:
         return None

@@ -17,8 +17,8 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from pagefleet import keys
-from pagefleet.models import JobManifest, JobRecord
-from pagefleet.storage import Bucket
+from pagefleet.models import JobManifest, JobRecord, parsed
+from pagefleet.storage import Bucket, NotFound
 
 HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: one LIST
 LOOK_INTERVAL_S = 0.1
@@ -111,7 +111,7 @@ class Submission:
     files: dict[str, Path]  # rel -> local path
     pages: dict[str, int]
     records: dict[str, JobRecord] = field(default_factory=dict)
-    _manifests: dict[str, JobManifest] = field(default_factory=dict)
+    _manifests: dict[str, JobManifest | None] = field(default_factory=dict)
 
     @classmethod
     def upload(cls, bucket: Bucket, *roots: Path, prefix: str = "") -> Submission:
@@ -151,18 +151,24 @@ class Submission:
     def _pages_converted(self) -> int:
         done = 0
         for key in self.bucket.list_keys(keys.JOBS):
-            parsed = keys.job_of_result(key)
-            if parsed is None:
+            result = keys.job_of_result(key)
+            if result is None:
                 continue
-            job_id, index = parsed
+            job_id, index = result
             if job_id not in self._manifests:
-                self._manifests[job_id] = JobManifest.model_validate_json(
-                    self.bucket.get(keys.manifest(job_id))
-                )
+                self._manifests[job_id] = self._manifest(job_id)
             manifest = self._manifests[job_id]
-            if manifest.rel in self.files:  # a shared bucket holds other users' jobs too
-                done += manifest.chunks[index].pages
+            # A shared bucket holds other users' jobs too, and whatever they wrote under jobs/.
+            if manifest is not None and manifest.rel in self.files:
+                done += sum(c.pages for c in manifest.chunks if c.index == index)
         return done
+
+    def _manifest(self, job_id: str) -> JobManifest | None:
+        manifest_key = keys.manifest(job_id)
+        try:
+            return parsed(JobManifest, manifest_key, self.bucket.get(manifest_key))
+        except NotFound:  # expired since its result was listed
+            return None
 
     def download(self, out: Path) -> None:
         for rel, record in self.records.items():

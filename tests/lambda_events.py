@@ -41,11 +41,18 @@ def sqs_event(bodies: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def object_event(key: str, bucket: str | None = None) -> str:
+    """The S3 notification of a PUT of ``key`` (in ``bucket``), as a queue holds it."""
+    event = json.loads((EVENTS / "s3_put_via_sqs.json").read_text())
+    event["Records"][0]["s3"]["object"]["key"] = key
+    if bucket is not None:
+        event["Records"][0]["s3"]["bucket"]["name"] = bucket
+    return json.dumps(event)
+
+
 def result_event(job_id: str) -> str:
     """The S3 notification of chunk 0's result of ``job_id``, as the completion queue holds it."""
-    event = json.loads((EVENTS / "s3_put_via_sqs.json").read_text())
-    event["Records"][0]["s3"]["object"]["key"] = keys.chunk_result(job_id, 0)
-    return json.dumps(event)
+    return object_event(keys.chunk_result(job_id, 0))
 
 
 def dead_chunk(job_id: str) -> str:

@@ -13,6 +13,7 @@ from cli import main, parser
 from cli.operate import document_rel, stack_settings
 from embedded.demo import report_pdf
 from embedded.pipeline import LocalPipeline
+from embedded.provision import create_stack
 from pagefleet import keys
 from pagefleet.models import JobManifest
 from pagefleet.settings import Settings
@@ -177,3 +178,14 @@ def test_get_never_writes_outside_its_folder(
     assert main(["get", "e/bad", "--out", str(out), *_stack_args(pipeline.settings)]) == 1
     assert "outside" in capsys.readouterr().err
     assert all(p.is_relative_to(out) for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_status_leaves_out_what_users_wrote_in_the_bucket(settings: Settings, capsys) -> None:
+    stack = create_stack(settings)
+    bucket = Bucket(stack.s3, settings.bucket)
+    bucket.put("outbox/notes.json", b'{"mine": true}')
+    bucket.put("outbox/x/a.json", b"not json at all")
+    bucket.put(keys.manifest("garbage"), b"{}")
+    assert main(["status", *_stack_args(settings)]) == 0
+    assert "finished: 0 done, 0 partial, 0 failed" in capsys.readouterr().err
+    assert main(["status", "outbox/x/a.json", *_stack_args(settings)]) == 1

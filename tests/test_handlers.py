@@ -8,8 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from embedded.provision import create_stack
 from handlers import completion
-from tests.lambda_events import Context, dead_chunk, result_event, sqs_event
+from pagefleet import keys
+from pagefleet.settings import Settings
+from pagefleet.storage import Bucket
+from tests.lambda_events import Context, dead_chunk, object_event, result_event, sqs_event
 
 
 def test_both_completion_handlers_at_once_keep_their_own_batches(
@@ -37,3 +41,22 @@ def test_both_completion_handlers_at_once_keep_their_own_batches(
         dead = pool.submit(completion.dead_letter_handler, dead_batch, Context())
         assert results.result() == {"batchItemFailures": [{"itemIdentifier": "r1"}]}
         assert dead.result() == {"batchItemFailures": [{"itemIdentifier": "d1"}]}
+
+
+def test_result_keys_and_manifests_no_pipeline_wrote_are_dropped_not_retried(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack = create_stack(settings)
+    bucket = Bucket(stack.s3, settings.bucket)
+    assert settings.endpoint_url is not None
+    monkeypatch.setenv("PAGEFLEET_ENDPOINT_URL", settings.endpoint_url)
+    monkeypatch.setenv("PAGEFLEET_BUCKET", settings.bucket)
+    # What a user can write under jobs/: an index int() refuses, and a manifest that is not one.
+    bucket.put("jobs/x/results/²³.result.json", b"{}")
+    bucket.put(keys.manifest("garbage"), b"{not a manifest")
+    bucket.put(keys.chunk_result("garbage", 0), b"{}")
+    bodies = {
+        "digits": object_event("jobs/x/results/²³.result.json", bucket.name),
+        "garbage": object_event(keys.chunk_result("garbage", 0), bucket.name),
+    }
+    assert completion.lambda_handler(sqs_event(bodies), Context()) == {"batchItemFailures": []}
