@@ -16,11 +16,10 @@ from cli.views import (
     records_table,
 )
 from pagefleet import aws, keys
-from pagefleet.models import JobRecord
 from pagefleet.redrive import redrive as redrive_queues
 from pagefleet.settings import Settings, load_settings, settings_from_terraform_outputs
-from pagefleet.status import job_status, jobs_finished, jobs_in_flight, queue_status
-from pagefleet.storage import Bucket, NotFound
+from pagefleet.status import find_record, job_status, jobs_finished, jobs_in_flight, queue_status
+from pagefleet.storage import Bucket
 from pagefleet.submission import Submission, download
 
 # A deployed bucket is looked at less often than the embedded one: each look is a LIST.
@@ -45,12 +44,9 @@ def _clients(settings: Settings) -> tuple[Bucket, Any]:
 
 
 def document_rel(key: str) -> str:
-    """``inbox/a/b.pdf``, ``outbox/a/b.md`` (or ``.json``) or ``a/b`` -> ``a/b``."""
-    if keys.is_inbox_pdf(key):
-        return keys.rel_of(key)
-    if key.startswith(keys.OUTBOX):
-        return key[len(keys.OUTBOX) :].removesuffix(".md").removesuffix(".json")
-    return key[: -len(".pdf")] if key.lower().endswith(".pdf") else key
+    """``inbox/a/b.pdf``, ``outbox/a/b.md`` (or ``.json``) or ``a/b`` -> ``a/b``; a refused
+    name's record stays as it is given."""
+    return keys.document_named(key).rel or key
 
 
 def submit(args: argparse.Namespace) -> int:
@@ -77,7 +73,7 @@ def status(args: argparse.Namespace) -> int:
     settings = stack_settings(args)
     bucket, sqs = _clients(settings)
     if args.key:
-        job = job_status(bucket, document_rel(args.key))
+        job = job_status(bucket, keys.document_named(args.key))
         if job is None:
             console.print(f"[red]no job for {args.key} in s3://{bucket.name}")
             return 1
@@ -108,12 +104,11 @@ def get(args: argparse.Namespace) -> int:
     settings = stack_settings(args)
     bucket, _ = _clients(settings)
     rel = document_rel(args.key)
-    try:
-        record_key = keys.outbox_record(rel)
-        record = JobRecord.model_validate_json(bucket.get(record_key))
-    except NotFound:
+    found = find_record(bucket, keys.document_named(args.key))
+    if found is None:
         console.print(f"[red]{rel} has no record yet: `pagefleet status {rel}` shows its chunks")
         return 1
+    record_key, record = found
     try:
         path = download(bucket, record_key, record, Path(args.out).expanduser())
     except ValueError as exc:  # a user's object under the document's name climbs out of --out

@@ -70,6 +70,7 @@ class JobView:
     chunks: list[ChunkView]
     record: JobRecord | None = None
     created_at: float = 0.0
+    key: str = ""  # the upload's inbox key
 
     @property
     def state(self) -> str:
@@ -106,7 +107,13 @@ def jobs_in_flight(bucket: Bucket) -> list[JobView]:
         ]
         in_flight.append(
             JobView(
-                manifest.job_id, manifest.rel, manifest.pages, chunks, None, manifest.created_at
+                manifest.job_id,
+                manifest.rel,
+                manifest.pages,
+                chunks,
+                None,
+                manifest.created_at,
+                manifest.source.key,
             )
         )
     return sorted(in_flight, key=lambda job: job.created_at)
@@ -119,18 +126,25 @@ def jobs_finished(bucket: Bucket) -> list[JobRecord]:
     return sorted(records, key=lambda record: record.finished_at, reverse=True)
 
 
-def job_status(bucket: Bucket, rel: str) -> JobView | None:
-    """The newest job of ``rel``: in flight if a newer upload is converting, else its record."""
+def job_status(bucket: Bucket, document: keys.Document) -> JobView | None:
+    """The newest job of ``document``: in flight if a newer upload is converting, else its
+    record."""
+    found = find_record(bucket, document)
+    key = document.inbox or (found[1].source.key if found else None)
     newest = max(
-        (job for job in jobs_in_flight(bucket) if job.rel == rel),
+        (
+            job
+            for job in jobs_in_flight(bucket)
+            if (job.key == key if key else job.rel == document.rel)
+        ),
         key=lambda job: job.created_at,
         default=None,
     )
     if newest is not None:
         return _with_results(bucket, newest)
-    record = _record(bucket, rel)
-    if record is None:
+    if found is None:
         return None
+    record = found[1]
     chunks = [
         ChunkView(
             c.index,
@@ -143,7 +157,8 @@ def job_status(bucket: Bucket, rel: str) -> JobView | None:
         )
         for c in record.chunks
     ]
-    return JobView(record.job_id, rel, record.pages, chunks, record)
+    rel = keys.rel_of(record.source.key)
+    return JobView(record.job_id, rel, record.pages, chunks, record, key=record.source.key)
 
 
 def _with_results(bucket: Bucket, job: JobView) -> JobView:
@@ -170,12 +185,22 @@ def _with_results(bucket: Bucket, job: JobView) -> JobView:
                 error,
             )
         )
-    return JobView(job.job_id, job.rel, job.pages, chunks, None, job.created_at)
+    return JobView(job.job_id, job.rel, job.pages, chunks, None, job.created_at, job.key)
 
 
-def _record(bucket: Bucket, rel: str) -> JobRecord | None:
-    record_key = keys.outbox_record(rel)
+def find_record(bucket: Bucket, document: keys.Document) -> tuple[str, JobRecord] | None:
+    """The key and the record of ``document``, if it has one, where its name says; never
+    another upload's record."""
+    if document.record is not None:
+        record_key = document.record
+    elif document.inbox is not None:
+        record_key = keys.outbox_record(keys.rel_of(document.inbox))
+    else:
+        record_key = keys.outbox_record(document.rel or "")
     try:
-        return parsed(JobRecord, record_key, bucket.get(record_key))
+        record = parsed(JobRecord, record_key, bucket.get(record_key))
     except NotFound:
         return None
+    if record is None or document.inbox not in (None, record.source.key):
+        return None
+    return record_key, record

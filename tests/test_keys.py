@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from pagefleet import keys
@@ -38,3 +40,58 @@ def test_result_keys_take_ascii_digits_and_a_job_id_only() -> None:
     assert keys.job_of_result("jobs/x/results/²³.result.json") is None
     assert keys.job_of_result("jobs/x/results/٣.result.json") is None
     assert keys.job_of_result("jobs//results/00001.result.json") is None
+
+
+# Segments that look like what the outbox names are made of, marks included.
+_SEGMENTS = ["a", "a.assets", "a.assets~", "_refused", "_refused~", "a.pdf", "a.PDF~", "a~"]
+_RELS = [
+    "/".join(parts)
+    for n in (1, 2, 3)
+    for parts in itertools.product(_SEGMENTS, repeat=n)
+    if keys.key_problem("/".join(parts)) is None
+]
+
+
+def _outputs(rel: str) -> list[str]:
+    return [
+        keys.outbox_markdown(rel),
+        keys.outbox_record(rel),
+        keys.outbox_assets(rel) + "page-00001-picture-0.png",
+    ]
+
+
+def test_no_two_inbox_names_share_an_outbox_object_or_assets_folder() -> None:
+    owner: dict[str, str] = {}
+    for rel in _RELS:
+        for key in _outputs(rel):
+            assert owner.setdefault(key, rel) == rel, f"{rel} and {owner[key]} share {key}"
+            assert not key.startswith(keys.REFUSED), f"{rel} reaches {key}"
+    for rel in _RELS:
+        folder = keys.outbox_assets(rel)
+        for key, other in owner.items():
+            assert other == rel or not key.startswith(folder), f"{key} of {other} is in {folder}"
+
+
+def test_ordinary_names_are_the_inbox_names() -> None:
+    assert keys.outbox_assets("x/a") == "outbox/x/a.assets/"
+    assert keys.asset_dir_name("x/a") == "a.assets"
+    assert keys.outbox_markdown("x/a.assets/child") == "outbox/x/a.assets~/child.md"
+    assert keys.outbox_record("_refused/abc") == "outbox/_refused~/abc.json"
+
+
+def test_variant_names_are_apart_from_every_name_and_all_map_back() -> None:
+    owner: dict[str, tuple[str, str]] = {}
+    for rel in _RELS:
+        for variant in ("", ".pdf", ".PDF"):
+            outputs = {
+                "markdown": keys.outbox_markdown(rel, variant),
+                "record": keys.outbox_record(rel, variant),
+                "asset": keys.outbox_assets(rel, variant) + "a.png",
+            }
+            for kind, key in outputs.items():
+                assert owner.setdefault(key, (rel, variant)) == (rel, variant), key
+                assert keys.parse_outbox(key) == (rel, variant, kind)
+    assert keys.outbox_markdown("x/Case", ".PDF") == "outbox/x/Case.PDF~.md"
+    assert keys.parse_outbox("outbox/notes.txt") is None
+    assert keys.parse_outbox("outbox/x/a.assets/child.json") == ("x/a", "", "asset")
+    assert not keys.is_outbox_record("outbox/x/a.assets/child.json")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from embedded.provision import create_stack
-from pagefleet import keys
+from pagefleet import keys, status
 from pagefleet.models import ErrorInfo, JobRecord, Source
 from pagefleet.outbox import Superseded, publish
 from pagefleet.settings import Settings
@@ -144,3 +144,42 @@ def test_an_older_job_that_died_after_its_markdown_takes_it_back_when_it_retries
         publish(bucket, REL, _done(OLDER), "# older", {"a.png": b"png"})
     assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
     assert _record(bucket).job_id == NEWER.job_id
+
+
+def _upload_of(key: str, uploaded_at: str) -> Source:
+    return Source(bucket="b", key=key, etag=uploaded_at, event_time=uploaded_at)
+
+
+def _done_at(source: Source, markdown_key: str) -> JobRecord:
+    return _done(source).model_copy(update={"markdown": markdown_key})
+
+
+def _all(bucket: Bucket) -> dict[str, bytes]:
+    return {key: bucket.get(key) for key in bucket.list_keys(keys.OUTBOX)}
+
+
+def test_a_document_in_a_folder_named_like_an_assets_folder_keeps_its_outputs(
+    bucket: Bucket,
+) -> None:
+    child = _upload_of("inbox/x/a.assets/child.pdf", OLDER.event_time or "")
+    child_md = keys.outbox_markdown("x/a.assets/child")
+    publish(bucket, "x/a.assets/child", _done_at(child, child_md), "# child", {"c.png": b"c"})
+    before = _all(bucket)
+    parent = _upload_of("inbox/x/a.pdf", NEWER.event_time or "")
+    parent_md = keys.outbox_markdown("x/a")
+    publish(bucket, "x/a", _done_at(parent, parent_md), "# parent", {"p.png": b"p"})
+    # A newer upload of x/a that fails removes x/a's Markdown and images, nothing of the child's.
+    later = _upload_of("inbox/x/a.pdf", "2026-12-01T10:00:09.000Z")
+    publish(bucket, "x/a", _failed(later))
+    after = _all(bucket)
+    assert {key: after.get(key) for key in before} == before
+    assert set(after) - set(before) == {keys.outbox_record("x/a")}
+    record = JobRecord.model_validate_json(bucket.get(keys.outbox_record("x/a.assets/child")))
+    assert record.job_id == child.job_id
+
+
+def test_status_lists_a_record_whose_name_holds_an_assets_folder(bucket: Bucket) -> None:
+    child = _upload_of("inbox/x/a.assets/child.pdf", OLDER.event_time or "")
+    publish(bucket, "x/a.assets/child", _failed(child))
+    bucket.put("outbox/x/b.assets/notes.json", b"{}")  # a user's file among a document's assets
+    assert [record.source.key for record in status.jobs_finished(bucket)] == [child.key]

@@ -17,6 +17,7 @@ from pagefleet.models import ChunkResult, JobManifest, JobRecord, Source
 from pagefleet.queues import Queue
 from pagefleet.settings import Settings
 from pagefleet.splitting import record_dead_upload, split_upload
+from pagefleet.status import job_status
 from pagefleet.storage import Bucket
 from pagefleet.submission import upload
 from tests.conftest import corpus_dir
@@ -167,3 +168,18 @@ def test_every_hostile_pdf_of_the_corpus_gets_a_job_or_a_coded_record(
         else:
             record = _record(bucket, f"bad/{path.stem}")
             assert record.error is not None and record.error.code, path.name
+
+
+def test_no_upload_reaches_the_record_of_a_refused_name(stack: Stack, bucket: Bucket) -> None:
+    refused = f"{keys.INBOX}a/../x.pdf"
+    bucket.put(refused, b"%PDF-1.4 whatever")
+    assert _split(stack, bucket, refused)[0] == "failed"
+    record_key = keys.outbox_record("a/../x")
+    # Uploading inbox/_refused/<hash>.pdf once wrote outbox/_refused/<hash>.json.
+    forger = keys.inbox_key(record_key[len(keys.OUTBOX) : -len(".json")])
+    bucket.put(forger, b"not a pdf")
+    assert _split(stack, bucket, forger)[0] == "failed"
+    assert _record(bucket, "a/../x").source.key == refused
+    assert _record(bucket, keys.rel_of(forger)).source.key == forger  # at a name of its own
+    job = job_status(bucket, keys.document_named(refused))
+    assert job is not None and job.record is not None and job.record.source.key == refused
