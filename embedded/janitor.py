@@ -28,7 +28,7 @@ from botocore.exceptions import ClientError
 from pagefleet import keys
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import JobManifest
-from pagefleet.outbox import owner_of, upload_order
+from pagefleet.outbox import placement, upload_order
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class Janitor:
             # (a failed split wrote nothing here) or was cleaned and something late (a repeated
             # chunk message) wrote again: either way nothing under it is waited for.
             return True
-        owner = owner_of(self._head(keys.outbox_record(manifest.rel)))
+        owner = placement(self._head, manifest.source.key).owner
         if owner is None:
             return False
         if owner.job_id == job_id:

@@ -111,15 +111,15 @@ def _gap_note(failed: Sequence[ChunkResult]) -> str:
 
 
 def render_markdown(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> str:
-    """The document in page order; a run of failed chunks becomes a note naming its pages."""
+    """The document in page order; a run of failed chunks becomes a note naming its pages. Its
+    links to images keep ``keys.ASSET_LINK_PREFIX``: publishing knows the assets folder."""
     ordered = sorted(chunks, key=lambda c: c.result.chunk.index)
     parts = [
         _render(run, manifest.outline) if ok else _gap_note([c.result for c in run])
         for ok, group in groupby(ordered, key=lambda c: c.result.status == "done")
         if (run := list(group))
     ]
-    text = "\n".join(p for p in parts if p.strip())
-    return text.replace(keys.ASSET_LINK_PREFIX, keys.asset_dir_name(manifest.rel) + "/")
+    return "\n".join(p for p in parts if p.strip())
 
 
 def _epoch(iso: str | None) -> float | None:

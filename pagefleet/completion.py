@@ -15,7 +15,7 @@ from pagefleet import keys
 from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
 from pagefleet.gc_pause import paused_gc
 from pagefleet.models import JobManifest
-from pagefleet.outbox import Superseded, publish, record_owner
+from pagefleet.outbox import Superseded, placement, publish
 from pagefleet.storage import Bucket, NotFound
 
 log = logging.getLogger(__name__)
@@ -56,8 +56,8 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
     if not all(key in present for key in expected):
         prepare(manifest, _landed(bucket, present))
         return "waiting"
-    owner = record_owner(bucket, manifest.rel)
-    if owner is not None and owner.job_id == job_id:
+    place = placement(bucket.head, manifest.source.key)
+    if place.owner is not None and place.owner.job_id == job_id:
         return "already"
     started = time.perf_counter()
     chunks = _landed(bucket, {key: present[key] for key in expected})
@@ -76,7 +76,8 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
             record,
             markdown if record.status != "failed" else None,
             assets,
-            owner=owner,
+            owner=place.owner,
+            variant=place.variant,
         )
     except Superseded:
         return "superseded"

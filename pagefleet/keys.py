@@ -47,7 +47,7 @@ ASSETS = ".assets"
 MARK = "~"
 
 
-# Markdown links to images carry this prefix until assembly swaps it for the outbox assets
+# Markdown links to images carry this prefix until publishing swaps it for the outbox assets
 # folder, which a converter cannot know (it sees a chunk, not the document's name).
 ASSET_LINK_PREFIX = "pagefleet-asset:"
 

@@ -1,5 +1,5 @@
 """Publishing a job's outputs to ``outbox/`` exactly once (rule 2), the newest upload owning
-every outbox object of its key (rule 3).
+every outbox object of its key, and no two keys sharing one (rule 3).
 
 Racing completions of one job compute the same bytes; conditional writes let exactly one of
 them create each object. A new upload of the same key is a new job that replaces the older
@@ -9,25 +9,38 @@ wrote it, on every way out of :func:`publish` that finds it lost. A newer job re
 job's Markdown and assets that it does not replace itself (a failed job writes none), so no
 older Markdown stays beside a newer record.
 
-Every outbox object carries its job and upload order in its metadata.
+Two inbox keys that differ only in the letter case of ``.pdf`` share a plain outbox name
+(``keys.py``): the key whose upload holds it first keeps it, the other publishes under its
+variant name. A key holds the plain name once its record is there; before that, whichever key
+wrote an object there first: the other one meets it, takes back what it wrote and moves over.
+A key that ever published under its variant name stays there.
+
+Every outbox object carries its job, its upload order and its inbox key in its metadata.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from pagefleet import keys
-from pagefleet.keys import key_problem
 from pagefleet.models import JobRecord, Source
 from pagefleet.storage import Bucket, PreconditionFailed
 
 _JOB = "pagefleet-job"
 _UPLOADED = "pagefleet-uploaded"  # orders two uploads of one key
+_KEY = "pagefleet-key"  # which inbox key's upload wrote it: a digest, as metadata is ASCII
+
+Head = Callable[[str], Mapping[str, Any] | None]
 
 
 class Superseded(Exception):
     """A newer upload of the same key already owns the outbox objects."""
+
+
+class _NameTaken(Exception):
+    """Another inbox key holds the plain outbox name: this one publishes under its variant."""
 
 
 def upload_order(source: Source) -> str:
@@ -35,11 +48,20 @@ def upload_order(source: Source) -> str:
     return source.sequencer or source.event_time or ""
 
 
+def _key_digest(inbox_key: str) -> str:
+    return hashlib.sha256(inbox_key.encode()).hexdigest()[:32]
+
+
 class Owner(NamedTuple):
     """The job that wrote an outbox object, from the object's metadata."""
 
     job_id: str
     uploaded: str  # the upload order of that job's source
+    key: str = ""  # the digest of its inbox key; "" on objects written before it was kept
+
+    def of_key(self, inbox_key: str) -> bool:
+        """Written by an upload of ``inbox_key`` (as is an object that does not say)."""
+        return self.key in ("", _key_digest(inbox_key))
 
 
 def owner_of(head: Mapping[str, Any] | None) -> Owner | None:
@@ -47,21 +69,46 @@ def owner_of(head: Mapping[str, Any] | None) -> Owner | None:
     if head is None:
         return None
     meta = head.get("Metadata", {})
-    return Owner(meta.get(_JOB, ""), meta.get(_UPLOADED, ""))
+    return Owner(meta.get(_JOB, ""), meta.get(_UPLOADED, ""), meta.get(_KEY, ""))
+
+
+class Placement(NamedTuple):
+    """Where an inbox key's outputs go, and the owner of the record there now."""
+
+    variant: str  # "" for the plain name, else the key's suffix (keys.outbox_record)
+    owner: Owner | None
+
+
+def placement(head: Head, inbox_key: str) -> Placement:
+    """Where the outputs of ``inbox_key`` go, read with ``head`` (a HEAD per record looked at:
+    one for a key that holds its plain name, two for a new one)."""
+    rel, variant = keys.rel_of(inbox_key), keys.suffix_of(inbox_key)
+    plain = owner_of(head(keys.outbox_record(rel)))
+    if plain is not None and plain.of_key(inbox_key):
+        return Placement("", plain)
+    moved = owner_of(head(keys.outbox_record(rel, variant)))
+    if plain is not None or moved is not None:
+        return Placement(variant, moved)
+    return Placement("", None)
 
 
 def _newer(owner: Owner | None, source: Source) -> bool:
-    """The object belongs to a newer upload than ``source``'s."""
+    """The object belongs to a newer upload of ``source``'s key than ``source``."""
     return (
         owner is not None
+        and owner.of_key(source.key)
         and owner.job_id != source.job_id
         and owner.uploaded > upload_order(source)
     )
 
 
-def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source: Source) -> None:
+def _write_once(
+    bucket: Bucket, key: str, body: bytes, content_type: str, source: Source, held: bool
+) -> None:
+    """Create or replace ``key``; ``held``: this key holds the name, so another key's object
+    there is a loser's leftover, not a claim."""
     job_id = source.job_id
-    meta = {_JOB: job_id, _UPLOADED: upload_order(source)}
+    meta = {_JOB: job_id, _UPLOADED: upload_order(source), _KEY: _key_digest(source.key)}
     try:  # most keys are new: write first, look only if the key is taken (one request saved)
         bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
         return
@@ -76,6 +123,8 @@ def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source
                 return
             if owner is not None and owner.job_id == job_id:
                 return  # a twin of this completion (or an earlier try) wrote it
+            if owner is not None and not owner.of_key(source.key) and not held:
+                raise _NameTaken(key)
             if _newer(owner, source):
                 raise Superseded(key)
             bucket.put(key, body, content_type=content_type, metadata=meta, if_match=head["ETag"])
@@ -85,19 +134,24 @@ def _write_once(bucket: Bucket, key: str, body: bytes, content_type: str, source
     raise PreconditionFailed(key)
 
 
-def _remove_older(bucket: Bucket, key: str, source: Source) -> None:
-    """Delete ``key`` if an older upload of the key wrote it."""
+def _remove_older(bucket: Bucket, key: str, source: Source, held: bool) -> None:
+    """Delete ``key`` if an older upload of the key wrote it, or a loser of the name did."""
     owner = owner_of(bucket.head(key))
-    if owner is not None and owner.job_id != source.job_id and not _newer(owner, source):
-        bucket.delete(key)
-
-
-def _take_back(bucket: Bucket, rel: str, source: Source) -> None:
-    """Delete what this job wrote for ``rel``, in this try or an earlier one that died."""
-    if key_problem(rel):  # a refused name has no Markdown or assets to look for
+    if owner is None or owner.job_id == source.job_id:
         return
-    markdown = keys.outbox_markdown(rel)
-    for key in [markdown, *bucket.list_keys(keys.outbox_assets(rel))]:
+    if owner.of_key(source.key):
+        if not _newer(owner, source):
+            bucket.delete(key)
+    elif held:
+        bucket.delete(key)
+    else:
+        raise _NameTaken(key)  # another key is publishing here: it was first
+
+
+def _take_back(bucket: Bucket, rel: str, variant: str, source: Source) -> None:
+    """Delete what this job wrote under the name, in this try or an earlier one that died."""
+    markdown = keys.outbox_markdown(rel, variant)
+    for key in [markdown, *bucket.list_keys(keys.outbox_assets(rel, variant))]:
         owner = owner_of(bucket.head(key))
         if owner is not None and owner.job_id == source.job_id:
             bucket.delete(key)
@@ -111,53 +165,70 @@ def publish(
     assets: Mapping[str, bytes] | None = None,
     *,
     owner: Owner | Literal["unread"] | None = "unread",
+    variant: str = "",
 ) -> None:
-    """Write assets, then the Markdown, then the job record: readers that see the record (written
-    last) see everything it points to. Raises :class:`Superseded` if a newer upload won.
+    """Write assets, then the Markdown (its asset links placed, see keys.ASSET_LINK_PREFIX),
+    then the job record: readers that see the record (written last) see everything it points
+    to. Raises :class:`Superseded` if a newer upload won.
 
-    ``owner``: the record's owner as :func:`record_owner` read it a moment ago (a caller that
-    looked already saves the request); a newer upload since is still caught by the writes.
+    ``owner`` and ``variant``: the :func:`placement` of the record's key, read a moment ago (a
+    caller that looked already saves the requests); a newer upload since is still caught by the
+    writes.
     """
     source = record.source
-    record_key = keys.outbox_record(rel)
     if owner == "unread":
-        owner = record_owner(bucket, rel)
-    assets = assets or {}
-    asset_prefix = keys.outbox_assets(rel)
-    written = [f"{asset_prefix}{name}" for name in assets]
+        variant, owner = placement(bucket.head, source.key)
     try:
+        _publish_at(bucket, rel, variant, record, markdown, assets or {}, owner)
+        return
+    except _NameTaken:
+        variant = keys.suffix_of(source.key)
+        owner = owner_of(bucket.head(keys.outbox_record(rel, variant)))
+    _publish_at(bucket, rel, variant, record, markdown, assets or {}, owner)
+
+
+def _publish_at(
+    bucket: Bucket,
+    rel: str,
+    variant: str,
+    record: JobRecord,
+    markdown: str | None,
+    assets: Mapping[str, bytes],
+    owner: Owner | None,
+) -> None:
+    source = record.source
+    record_key = keys.outbox_record(rel, variant)
+    markdown_key = keys.outbox_markdown(rel, variant)
+    asset_prefix = keys.outbox_assets(rel, variant)
+    # A variant name is this key's alone; the plain one is held once this key's record is there.
+    held = bool(variant) or owner is not None
+    if variant:  # an earlier try may have written under the plain name before it lost it
+        _take_back(bucket, rel, "", source)
+    try:
+        if owner is not None and not variant and not owner.of_key(source.key):
+            raise _NameTaken(record_key)
         if _newer(owner, source):
             raise Superseded(record_key)
-        for key, data in zip(written, assets.values(), strict=True):
-            _write_once(bucket, key, data, "application/octet-stream", source)
-        if markdown is not None:
-            written.append(keys.outbox_markdown(rel))
-            body = markdown.encode()
-            _write_once(bucket, written[-1], body, "text/markdown; charset=utf-8", source)
+        for name, data in assets.items():
+            _write_once(bucket, asset_prefix + name, data, "application/octet-stream", source, held)
+        if markdown is None:
+            _remove_older(bucket, markdown_key, source, held)
+        else:
+            links = keys.asset_dir_name(rel, variant) + "/"
+            body = markdown.replace(keys.ASSET_LINK_PREFIX, links).encode()
+            _write_once(bucket, markdown_key, body, "text/markdown; charset=utf-8", source, held)
+            record = record.model_copy(update={"markdown": markdown_key})
         # What an older upload left that this job does not replace goes before the record.
-        if not key_problem(rel):  # a refused name has no Markdown or assets to look for
-            if markdown is None:
-                _remove_older(bucket, keys.outbox_markdown(rel), source)
-            for key in set(bucket.list_keys(asset_prefix)) - set(written):
-                _remove_older(bucket, key, source)
-        _write_once(
-            bucket,
-            record_key,
-            record.model_dump_json(indent=2).encode(),
-            "application/json",
-            source,
-        )
-    except Superseded:
-        _take_back(bucket, rel, source)
+        for key in set(bucket.list_keys(asset_prefix)) - {asset_prefix + n for n in assets}:
+            _remove_older(bucket, key, source, held)
+        body = record.model_dump_json(indent=2).encode()
+        _write_once(bucket, record_key, body, "application/json", source, held)
+    except (Superseded, _NameTaken):
+        _take_back(bucket, rel, variant, source)
         raise
 
 
-def record_owner(bucket: Bucket, rel: str) -> Owner | None:
-    """The owner of the job record in the outbox for ``rel``, if there is one (a HEAD)."""
-    return owner_of(bucket.head(keys.outbox_record(rel)))
-
-
-def published_job(bucket: Bucket, rel: str) -> str | None:
-    """The job id whose record is in the outbox for ``rel``, if any."""
-    owner = record_owner(bucket, rel)
+def published_job(bucket: Bucket, inbox_key: str) -> str | None:
+    """The job id whose record is in the outbox for ``inbox_key``, if any."""
+    owner = placement(bucket.head, inbox_key).owner
     return None if owner is None else owner.job_id

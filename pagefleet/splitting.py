@@ -75,7 +75,7 @@ def record_dead_upload(source: Source, bucket: Bucket, receive_count: int) -> Sp
     its job got further than that (it was split, or has its record)."""
     if bucket.head(keys.job_prefix(source.job_id) + "sent") is not None:
         return "skipped"
-    if published_job(bucket, keys.rel_of(source.key)) == source.job_id:
+    if published_job(bucket, source.key) == source.job_id:
         return "skipped"
     error = PagefleetError(
         ErrorCode.DEAD_LETTER,

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from pagefleet import keys
 from pagefleet.models import ChunkResult, JobManifest, JobRecord, parsed
-from pagefleet.outbox import published_job
+from pagefleet.outbox import placement, published_job
 from pagefleet.queues import QueueDepth, queue_depth
 from pagefleet.settings import Settings
 from pagefleet.stack import queue_specs
@@ -98,7 +98,7 @@ def jobs_in_flight(bucket: Bucket) -> list[JobView]:
             results.setdefault(result[0], set()).add(result[1])
     in_flight = []
     for manifest in manifests:
-        if published_job(bucket, manifest.rel) == manifest.job_id:  # a HEAD, not the record
+        if published_job(bucket, manifest.source.key) == manifest.job_id:  # HEADs, no GET
             continue
         done = results.get(manifest.job_id, set())
         chunks = [
@@ -189,12 +189,13 @@ def _with_results(bucket: Bucket, job: JobView) -> JobView:
 
 
 def find_record(bucket: Bucket, document: keys.Document) -> tuple[str, JobRecord] | None:
-    """The key and the record of ``document``, if it has one, where its name says; never
-    another upload's record."""
+    """The key and the record of ``document``, if it has one: where its inbox key's outputs are
+    placed (outbox.py), or where its name says; never another upload's record."""
     if document.record is not None:
         record_key = document.record
     elif document.inbox is not None:
-        record_key = keys.outbox_record(keys.rel_of(document.inbox))
+        variant = placement(bucket.head, document.inbox).variant
+        record_key = keys.outbox_record(keys.rel_of(document.inbox), variant)
     else:
         record_key = keys.outbox_record(document.rel or "")
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +18,7 @@ import pypdfium2 as pdfium
 
 from pagefleet import keys
 from pagefleet.models import JobManifest, JobRecord, parsed
+from pagefleet.outbox import placement
 from pagefleet.storage import Bucket, NotFound
 
 HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: one LIST
@@ -38,24 +39,34 @@ def await_records(
     timeout_s: float | None = None,
     on_look: Callable[[dict[str, JobRecord]], None] | None = None,
     interval_s: float = LOOK_INTERVAL_S,
+    inbox_keys: Mapping[str, str] | None = None,
 ) -> dict[str, JobRecord]:
     """The job record of every ``rel``, once each has one.
 
-    ``on_look`` gets the records found so far after every look (progress bars); a
-    :class:`TimeoutError` names the documents still without a record after ``timeout_s``.
+    ``inbox_keys``: the key each ``rel`` was uploaded as, where known; a record there of another
+    key of the same ``rel`` (``.pdf`` in another letter case) is not it: that one's record is
+    awaited under its variant name (keys.py). ``on_look`` gets the records found so far after
+    every look (progress bars); a :class:`TimeoutError` names the documents still without a
+    record after ``timeout_s``.
     """
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    uploaded = inbox_keys or {}
     pending = {keys.outbox_record(rel): rel for rel in rels}
-    # S3 prefixes are strings, not paths: the character-wise common prefix is the one to list.
-    prefix = os.path.commonprefix([*pending]) if pending else ""  # noqa: RUF071
     records: dict[str, JobRecord] = {}
     while True:
         if len(pending) <= HEAD_AT_MOST:
             present = {key for key in pending if bucket.head(key) is not None}
         else:
+            # S3 prefixes are strings, not paths: the character-wise common prefix to list.
+            prefix = os.path.commonprefix([*pending])  # noqa: RUF071
             present = set(bucket.list_keys(prefix)) & pending.keys()
         for key in present:
-            records[pending.pop(key)] = JobRecord.model_validate_json(bucket.get(key))
+            rel = pending.pop(key)
+            record = JobRecord.model_validate_json(bucket.get(key))
+            if uploaded.get(rel, record.source.key) == record.source.key:
+                records[rel] = record
+            else:
+                pending[keys.outbox_record(rel, keys.suffix_of(uploaded[rel]))] = rel
         if on_look is not None:
             on_look(records)
         if not pending:
@@ -145,8 +156,16 @@ class Submission:
             tick()
 
         await_records(
-            self.bucket, self.files, timeout_s=timeout_s, on_look=on_look, interval_s=interval_s
+            self.bucket,
+            self.files,
+            timeout_s=timeout_s,
+            on_look=on_look,
+            interval_s=interval_s,
+            inbox_keys=self._inbox_keys(),
         )
+
+    def _inbox_keys(self) -> dict[str, str]:
+        return {rel: keys.inbox_key(rel, path.suffix) for rel, path in self.files.items()}
 
     def _pages_converted(self) -> int:
         done = 0
@@ -171,8 +190,10 @@ class Submission:
             return None
 
     def download(self, out: Path) -> None:
+        inbox_keys = self._inbox_keys()
         for rel, record in self.records.items():
-            download(self.bucket, keys.outbox_record(rel), record, out)
+            variant = placement(self.bucket.head, inbox_keys[rel]).variant
+            download(self.bucket, keys.outbox_record(rel, variant), record, out)
 
 
 def download(bucket: Bucket, record_key: str, record: JobRecord, out: Path) -> Path:

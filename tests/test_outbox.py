@@ -158,6 +158,12 @@ def _all(bucket: Bucket) -> dict[str, bytes]:
     return {key: bucket.get(key) for key in bucket.list_keys(keys.OUTBOX)}
 
 
+def _record_of(bucket: Bucket, inbox_key: str) -> tuple[str, JobRecord]:
+    found = status.find_record(bucket, keys.Document(keys.rel_of(inbox_key), inbox_key))
+    assert found is not None, inbox_key
+    return found
+
+
 def test_a_document_in_a_folder_named_like_an_assets_folder_keeps_its_outputs(
     bucket: Bucket,
 ) -> None:
@@ -183,3 +189,52 @@ def test_status_lists_a_record_whose_name_holds_an_assets_folder(bucket: Bucket)
     publish(bucket, "x/a.assets/child", _failed(child))
     bucket.put("outbox/x/b.assets/notes.json", b"{}")  # a user's file among a document's assets
     assert [record.source.key for record in status.jobs_finished(bucket)] == [child.key]
+
+
+def test_two_keys_that_differ_in_the_case_of_pdf_keep_their_own_outputs(bucket: Bucket) -> None:
+    lower = _upload_of("inbox/x/Case.pdf", "2026-12-01T10:00:00.000Z")
+    upper = _upload_of("inbox/x/Case.PDF", "2026-12-01T10:00:05.000Z")
+    link = keys.ASSET_LINK_PREFIX
+    publish(bucket, "x/Case", _done(lower), f"# lower ![]({link}l.png)", {"l.png": b"l"})
+    publish(bucket, "x/Case", _done(upper), f"# upper ![]({link}u.png)", {"u.png": b"u"})
+    plain = JobRecord.model_validate_json(bucket.get(keys.outbox_record("x/Case")))
+    assert plain.job_id == lower.job_id
+    lower_key, lower_record = _record_of(bucket, lower.key)
+    assert lower_key == keys.outbox_record("x/Case") and lower_record.job_id == lower.job_id
+    upper_key, upper_record = _record_of(bucket, upper.key)
+    assert upper_record.job_id == upper.job_id and upper_key != keys.outbox_record("x/Case")
+    assert bucket.get(keys.outbox_markdown("x/Case")) == b"# lower ![](Case.assets/l.png)"
+    assert bucket.list_keys(keys.outbox_assets("x/Case")) == ["outbox/x/Case.assets/l.png"]
+    # The upper one's Markdown links to its own images, where its record says.
+    assert upper_record.markdown is not None
+    upper_md = bucket.get(upper_record.markdown).decode()
+    [image] = bucket.list_keys(upper_record.markdown.removesuffix(".md") + keys.ASSETS + "/")
+    assert upper_md == f"# upper ![]({image.rsplit('/', 2)[-2]}/u.png)"
+    # Newer uploads of either key stay where their key's outputs are, and touch nothing else.
+    newer_upper = _upload_of(upper.key, "2026-12-01T10:00:09.000Z")
+    publish(bucket, "x/Case", _failed(newer_upper))
+    assert _record_of(bucket, upper.key)[0] == upper_key
+    assert _record_of(bucket, upper.key)[1].job_id == newer_upper.job_id
+    assert bucket.get(keys.outbox_markdown("x/Case")) == b"# lower ![](Case.assets/l.png)"
+    assert bucket.head(upper_record.markdown) is None
+    assert _record_of(bucket, lower.key)[1].job_id == lower.job_id
+
+
+def test_of_two_case_keys_publishing_at_once_the_one_that_wrote_first_keeps_the_name(
+    bucket: Bucket,
+) -> None:
+    lower = _upload_of("inbox/x/Case.pdf", "2026-12-01T10:00:00.000Z")
+    upper = _upload_of("inbox/x/Case.PDF", "2026-12-01T10:00:05.000Z")
+    # The lower one's first try writes its Markdown and dies; the upper one publishes meanwhile.
+    with pytest.raises(TimeoutError):
+        publish(_DiesBeforeRecord(bucket.s3, bucket.name), "x/Case", _done(lower), "# lower")
+    publish(bucket, "x/Case", _done(upper), "# upper", {"u.png": b"u"})
+    publish(bucket, "x/Case", _done(lower), "# lower")  # the lower one's retry
+    plain = JobRecord.model_validate_json(bucket.get(keys.outbox_record("x/Case")))
+    assert plain.job_id == lower.job_id
+    assert _record_of(bucket, lower.key)[0] == keys.outbox_record("x/Case")
+    assert bucket.get(keys.outbox_markdown("x/Case")) == b"# lower"
+    upper_key, upper_record = _record_of(bucket, upper.key)
+    assert upper_key != keys.outbox_record("x/Case") and upper_record.markdown is not None
+    assert bucket.get(upper_record.markdown) == b"# upper"
+    assert bucket.list_keys(keys.outbox_assets("x/Case")) == []

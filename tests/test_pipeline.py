@@ -19,8 +19,9 @@ from pagefleet.completion import complete_job
 from pagefleet.models import JobManifest, JobRecord, Source
 from pagefleet.settings import Settings
 from pagefleet.stack import notification_configuration
+from pagefleet.status import job_status, jobs_finished
 from pagefleet.storage import Bucket
-from pagefleet.submission import upload
+from pagefleet.submission import await_records, upload
 from runner.converters.text_layer import convert_document
 from tests.conftest import corpus_dir, wait_for_record
 
@@ -352,6 +353,35 @@ def test_a_poison_upload_whose_event_reaches_the_ingest_dlq_gets_a_failed_record
     assert record.status == "failed"
     assert record.error is not None and record.error.code == "dead_letter"
     assert bucket.head(key) is not None  # the input stays
+
+
+def test_uploads_whose_names_once_collided_each_keep_their_own_outputs(
+    bucket: Bucket, tmp_path: Path
+) -> None:
+    data = report_pdf(tmp_path / "one.pdf", sections=1, seed=3).read_bytes()
+    uploads = [
+        ("x/a.assets/child", ".pdf"),  # in what becomes the next one's assets folder
+        ("x/a", ".pdf"),
+        ("x/Case", ".pdf"),
+        ("x/Case", ".PDF"),  # the same name but for the letter case of .pdf
+    ]
+    for done, (rel, suffix) in enumerate(uploads):
+        key = upload(bucket, rel, data, suffix)
+        if done < 3:
+            wait_for_record(bucket, rel)
+        else:  # awaited where its own record is, not where the other key's is
+            await_records(bucket, [rel], inbox_keys={rel: key}, timeout_s=120)
+        # Each earlier upload still has its record, at once.
+        for earlier, _ in uploads[:done]:
+            assert await_records(bucket, [earlier], timeout_s=0)[earlier].source.key != key
+    for rel, suffix in uploads:
+        key = keys.inbox_key(rel, suffix)
+        job = job_status(bucket, keys.document_named(key))
+        assert job is not None and job.record is not None, key
+        assert job.record.source.key == key and job.record.status == "done"
+        assert job.record.markdown is not None and bucket.head(job.record.markdown) is not None
+    finished = {record.source.key for record in jobs_finished(bucket)}
+    assert {keys.inbox_key(rel, suffix) for rel, suffix in uploads} <= finished
 
 
 def test_an_upload_named_only_pdf_gets_a_record(pipeline: LocalPipeline, bucket: Bucket) -> None:
