@@ -125,7 +125,6 @@ class ChunkLayout:
 
     pages: Sequence[Page]
     outline: Sequence[OutlineEntry]
-    numbers: frozenset[int]
     # Per page, the margin-line candidates by key, with their (block, line) places.
     margin: list[dict[_Key, list[tuple[int, int]]]]
     keys: Counter[_Key]  # pages each candidate key is on
@@ -142,7 +141,7 @@ class ChunkLayout:
                 found.setdefault((band, _furniture_key(line_text(line))), []).append((bi, li))
             margin.append(found)
             keys.update(found.keys())
-        return cls(pages, outline, frozenset(p["number"] for p in pages), margin, keys)
+        return cls(pages, outline, margin, keys)
 
 
 def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
@@ -261,11 +260,6 @@ class _Analysis:
                 styles[style][level] += 1
         vocabulary = _Vocabulary([s.vocabulary for s in stats])
         return cls(body, _style_levels(styles), vocabulary, bookmarked, by_page)
-
-    def bookmarked_on(self, numbers: frozenset[int]) -> dict[_Ref, int]:
-        if len(self.by_page) < len(numbers):
-            return {r: v for n, on in self.by_page.items() if n in numbers for r, v in on.items()}
-        return {r: v for n in numbers if n in self.by_page for r, v in self.by_page[n].items()}
 
 
 class _Vocabulary:
