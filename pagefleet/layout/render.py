@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple, cast
 
 from pagefleet.layout.schema import Block, Line, OutlineEntry, Page, Span, TextBlock
 from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_size, line_text
@@ -46,24 +47,48 @@ _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
 
-LineRef = tuple[int, int, int]  # (index of the page in the sequence, block index, line index)
+
+class LineRef(NamedTuple):
+    """A line of a sequence of pages."""
+
+    page_index: int  # of the page in the sequence
+    block: int
+    line: int
+
+
+class MarginKey(NamedTuple):
+    """A margin line's identity across pages."""
+
+    band: str  # "top" or "bottom"
+    text: str  # digits as "#"
+
+
+class HeadingStyle(NamedTuple):
+    """A heading's style: headings of one style share a level."""
+
+    size: float  # bucket
+    bold: bool
+
+
+class TitleBlock(NamedTuple):
+    """A block holding an outline entry's title."""
+
+    shift: int  # 0, 1, 2: on the entry's page, the page after, the page before
+    page_number: int
+    block: int  # index on the page
+    distance: float  # from the height the entry points at; 0.0 where it gives none
+    alone: bool  # the block holds the title by itself, else only with the block after it
+
+
+# The records built for every line or block stay plain tuples: a NamedTuple costs several
+# times as much to build, and all of them together made rendering 5-8% slower.
 # A line with its place on the page: (top, bottom, block index, line index, line).
 _Placed = tuple[float, float, int, int, Line]
-
-
-# A margin line's identity across pages: (band, its text with digits as "#").
-_Key = tuple[str, str]
 # A block across chunks: (page number, block index on the page).
 _Ref = tuple[int, int]
-# A heading's style: (size bucket, bold).
-_Style = tuple[float, bool]
 # What the heading test needs of a block, whatever the body size turns out to be: (size bucket,
 # bold, words, whether it passes the tests of a bold run-in heading but the size).
 _Shape = tuple[float, bool, int, bool]
-# A block holding an outline entry's title: (shift, page number, block index, distance, alone):
-# shift 0, 1, 2 for the entry's page, the page after, the page before; alone: the block holds
-# the title by itself, else only together with the block after it.
-_Title = tuple[int, int, int, float, bool]
 
 
 def render_document(pages: Sequence[Page], outline: Sequence[OutlineEntry] | None = None) -> str:
@@ -91,7 +116,7 @@ def prepare(chunks: Sequence[ChunkLayout], total: int) -> tuple[_Analysis, list[
     its pages, extrapolated from the pages in hand to ``total``, reach the threshold.
     """
     seen = sum(len(c.pages) for c in chunks)
-    counts: Counter[_Key] = Counter()
+    counts: Counter[MarginKey] = Counter()
     for chunk in chunks:
         counts.update(chunk.keys)
     need = _need(total)
@@ -99,7 +124,7 @@ def prepare(chunks: Sequence[ChunkLayout], total: int) -> tuple[_Analysis, list[
         furniture = frozenset(
             key
             for key in chunk.keys
-            if counts[key] * total >= need * seen or _PAGE_NUMBER.match(key[1])
+            if counts[key] * total >= need * seen or _PAGE_NUMBER.match(key.text)
         )
         if chunk.stats is None or chunk.stats.furniture != furniture:
             chunk.stats = _Stats.of(chunk, furniture)
@@ -126,19 +151,20 @@ class ChunkLayout:
     pages: Sequence[Page]
     outline: Sequence[OutlineEntry]
     # Per page, the margin-line candidates by key, with their (block, line) places.
-    margin: list[dict[_Key, list[tuple[int, int]]]]
-    keys: Counter[_Key]  # pages each candidate key is on
+    margin: list[dict[MarginKey, list[tuple[int, int]]]]
+    keys: Counter[MarginKey]  # pages each candidate key is on
     stats: _Stats | None = None
     written: _Written | None = None
 
     @classmethod
     def of(cls, pages: Sequence[Page], outline: Sequence[OutlineEntry]) -> ChunkLayout:
-        margin: list[dict[_Key, list[tuple[int, int]]]] = []
-        keys: Counter[_Key] = Counter()
+        margin: list[dict[MarginKey, list[tuple[int, int]]]] = []
+        keys: Counter[MarginKey] = Counter()
         for page in pages:
-            found: dict[_Key, list[tuple[int, int]]] = {}
+            found: dict[MarginKey, list[tuple[int, int]]] = {}
             for band, bi, li, line in _margin_lines(page):
-                found.setdefault((band, _furniture_key(line_text(line))), []).append((bi, li))
+                key = MarginKey(band, _furniture_key(line_text(line)))
+                found.setdefault(key, []).append((bi, li))
             margin.append(found)
             keys.update(found.keys())
         return cls(pages, outline, margin, keys)
@@ -156,7 +182,7 @@ def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
     assert chunk.stats is not None
     furniture = chunk.stats.furniture
     return {
-        (pi, bi, li)
+        LineRef(pi, bi, li)
         for pi, found in enumerate(chunk.margin)
         for key, places in found.items()
         if key in furniture
@@ -169,7 +195,7 @@ class _Stats:
     """A chunk's share of the document's facts, given which of its margin keys are furniture:
     merged over the chunks in page order, they are the facts counted over the whole document."""
 
-    furniture: frozenset[_Key]
+    furniture: frozenset[MarginKey]
     # (page index in the chunk, block index) -> the block's lines that are not furniture, for
     # text blocks that keep any.
     lines: dict[tuple[int, int], list[Line]]
@@ -179,10 +205,10 @@ class _Stats:
     # Text blocks that could be headings (not a plot's labels, not OCR): their shape.
     shapes: dict[_Ref, _Shape | None]
     kinds: set[_Shape]  # the shapes, once each
-    titles: dict[int, list[_Title]]  # outline entry index -> the blocks here holding its title
+    titles: dict[int, list[TitleBlock]]  # outline entry index -> the blocks here holding its title
 
     @classmethod
-    def of(cls, chunk: ChunkLayout, furniture: frozenset[_Key]) -> _Stats:
+    def of(cls, chunk: ChunkLayout, furniture: frozenset[MarginKey]) -> _Stats:
         lines: dict[tuple[int, int], list[Line]] = {}
         sizes: Counter[float] = Counter()
         vocabulary: set[str] = set()
@@ -223,7 +249,7 @@ class _Analysis:
     """Whole-document facts the writing of any one block depends on."""
 
     body_size: float
-    levels: dict[_Style, int]
+    levels: dict[HeadingStyle, int]
     vocabulary: _Vocabulary
     # (page number, block index) -> level: the blocks the outline's entries point at.
     bookmarked: dict[_Ref, int]
@@ -233,7 +259,7 @@ class _Analysis:
     def of(cls, chunks: Sequence[ChunkLayout]) -> _Analysis:
         sizes: Counter[float] = Counter()
         kinds: set[_Shape] = set()
-        titles: dict[int, list[_Title]] = {}
+        titles: dict[int, list[TitleBlock]] = {}
         shapes: dict[_Ref, _Shape | None] = {}
         stats = [c.stats for c in chunks if c.stats is not None]
         for s in stats:
@@ -243,7 +269,7 @@ class _Analysis:
                 titles.setdefault(i, []).extend(found)
         body = sizes.most_common(1)[0][0] if sizes else 0.0
         bookmarked = _match_outline(chunks[0].outline if chunks else (), titles)
-        styles: dict[_Style, Counter[int]] = {}
+        styles: dict[HeadingStyle, Counter[int]] = {}
         for shape in kinds:
             style = _shape_style(shape, body)
             if style:
@@ -270,9 +296,10 @@ class _Vocabulary:
         self.known: dict[str, bool] = {}
 
     def __contains__(self, word: object) -> bool:
-        found = self.known.get(word)  # type: ignore[call-overload]
+        key = cast(str, word)  # Container's signature; the writer asks for words only
+        found = self.known.get(key)
         if found is None:
-            found = self.known[word] = any(word in part for part in self.parts)  # type: ignore[index]
+            found = self.known[key] = any(key in part for part in self.parts)
         return found
 
 
@@ -284,9 +311,8 @@ class _Asked:
         self.words: dict[str, bool] = {}
 
     def __contains__(self, word: object) -> bool:
-        found = self.words.get(word)  # type: ignore[call-overload]
-        if found is None:
-            found = self.words[word] = word in self.vocabulary  # type: ignore[index]
+        # No cache of its own: the document's vocabulary keeps the answers it worked out.
+        found = self.words[cast(str, word)] = word in self.vocabulary
         return found
 
 
@@ -304,7 +330,7 @@ class _Page:
     event: int  # index of the page's first block in the chunk's events
     parts: int  # parts written before the page
     bookmarked: dict[_Ref, int]
-    levels: dict[_Style, int] = field(default_factory=dict)
+    levels: dict[HeadingStyle, int] = field(default_factory=dict)
     words: dict[str, bool] = field(default_factory=dict)
 
 
@@ -628,16 +654,16 @@ def _furniture_key(text: str) -> str:
     return _DIGITS.sub("#", text) if any(c.isalpha() for c in text) or len(text) <= 4 else text
 
 
-def _style_levels(styles: dict[tuple[float, bool], Counter[int]]) -> dict[tuple[float, bool], int]:
-    """Heading level per (size, bold) style, largest first.
+def _style_levels(styles: dict[HeadingStyle, Counter[int]]) -> dict[HeadingStyle, int]:
+    """Heading level per style, largest first.
 
     A style that outline entries were found in takes their most common level; any other takes
     one level below the nearest larger style (or level 1), so font ranking fills in only where
     the outline says nothing. Without an outline this is plain ranking by size.
     """
-    levels: dict[tuple[float, bool], int] = {}
+    levels: dict[HeadingStyle, int] = {}
     above = 0
-    for style in sorted(styles, key=lambda s: (-s[0], not s[1])):
+    for style in sorted(styles, key=lambda s: (-s.size, not s.bold)):
         seen = styles[style]
         level = seen.most_common(1)[0][0] if seen else above + 1
         levels[style] = min(max(level, 1), 6)
@@ -672,7 +698,7 @@ def _holds(title: Counter[str], have: Counter[str]) -> bool:
 
 def _find_titles(
     chunk: ChunkLayout, kept: dict[tuple[int, int], list[Line]]
-) -> dict[int, list[_Title]]:
+) -> dict[int, list[TitleBlock]]:
     """Per outline entry, the blocks of this chunk that hold its title (see _match_outline)."""
     index = {page["number"]: pi for pi, page in enumerate(chunk.pages)}
     words: dict[tuple[int, int], Counter[str] | None] = {}
@@ -687,7 +713,7 @@ def _find_titles(
                 words[pi, bi] = _title_words(" ".join(map(line_text, lines)))
         return words[pi, bi]
 
-    found: dict[int, list[_Title]] = {}
+    found: dict[int, list[TitleBlock]] = {}
     for i, entry in enumerate(chunk.outline):
         target = entry.get("page")
         if target is None:
@@ -715,12 +741,12 @@ def _find_titles(
                     if after is None or not _holds(title, have + after):
                         continue
                 distance = abs(block["bbox"][1] - top) if top is not None and not shift else 0.0
-                found.setdefault(i, []).append((shift, number, bi, distance, alone))
+                found.setdefault(i, []).append(TitleBlock(shift, number, bi, distance, alone))
     return found
 
 
 def _match_outline(
-    outline: Sequence[OutlineEntry], titles: dict[int, list[_Title]]
+    outline: Sequence[OutlineEntry], titles: dict[int, list[TitleBlock]]
 ) -> dict[_Ref, int]:
     """The block each outline entry points at, with the entry's level (0: the block continues
     the heading of the block before it, a title set on two lines in two styles).
@@ -781,13 +807,13 @@ def _heading_shape(lines: list[Line], texts: list[str]) -> _Shape | None:
     return size, bold, words, run_in
 
 
-def _shape_style(shape: _Shape, body: float) -> _Style | None:
-    """(size, bold) of a block of this shape that looks like a heading, else None."""
+def _shape_style(shape: _Shape, body: float) -> HeadingStyle | None:
+    """The style of a block of this shape that looks like a heading, else None."""
     size, bold, words, run_in = shape
     if size >= body * 1.15 and words <= 25:
-        return size, bold
+        return HeadingStyle(size, bold)
     if run_in and size >= body - 0.5:
-        return size, bold
+        return HeadingStyle(size, bold)
     return None
 
 
