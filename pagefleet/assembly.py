@@ -22,8 +22,8 @@ import pydantic_core
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
-from pagefleet.layout.render import ChunkLayout, render_chunks
-from pagefleet.layout.render import prepare as prepare_layouts
+from pagefleet.layout import ChunkLayout, render_chunks
+from pagefleet.layout import prepare as prepare_layouts
 from pagefleet.layout.schema import OutlineEntry, Page
 from pagefleet.models import (
     ChunkRecord,
