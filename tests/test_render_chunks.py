@@ -10,7 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from pagefleet.layout import ChunkLayout, find_furniture, prepare, render_chunks, render_document
+from pagefleet.layout import ChunkLayout, find_furniture, render_chunks, render_document
+from pagefleet.layout import write_chunks as prepare
 from pagefleet.layout.replay import _write, _written
 from pagefleet.layout.schema import Block, Line, OutlineEntry, Page, Span, TextBlock
 

@@ -41,7 +41,7 @@ BlockRef = tuple[int, int]
 @dataclass(eq=False)
 class ChunkLayout:
     """A chunk's pages, with what they say on their own and (filled in by
-    :func:`pagefleet.layout.replay.prepare`) what the document's analysis made of them.
+    :func:`pagefleet.layout.replay.write_chunks`) what the document's analysis made of them.
     ``outline`` is the whole document's."""
 
     pages: Sequence[Page]

@@ -1,7 +1,7 @@
 """Chunks written as they land, and written again only from where the analysis changed.
 
-A chunk is written (:func:`_write`) against the analysis known when it is prepared, and the
-writing records, page by page, every answer it took from it (:class:`PageStart`). When the
+A chunk is written (:func:`_write`) against the analysis known at the time, and the writing
+records, page by page, every answer it took from it (:class:`PageStart`). When the
 analysis changes (more chunks landed, or all), a chunk is written again from its first page
 whose answers changed, until the writer is back in the state the old writing was in
 (:func:`_caught_up`); from there the old writing goes on as the new one would.
@@ -20,7 +20,7 @@ from pagefleet.layout.segment import line_size
 from pagefleet.layout.writer import Event, Joined, Part, Writer, WriterState
 
 
-def prepare(chunks: Sequence[ChunkLayout], total: int) -> tuple[Analysis, list[Written]]:
+def write_chunks(chunks: Sequence[ChunkLayout], total: int) -> tuple[Analysis, list[Written]]:
     """The analysis of a document of ``total`` pages from ``chunks`` (in page order, see
     :func:`pagefleet.layout.analysis.analyse`), and each chunk's writing against it: kept from
     before where it took the same answers, else redone."""

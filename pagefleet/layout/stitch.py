@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pagefleet.layout.analysis import Analysis, ChunkLayout
-from pagefleet.layout.replay import Written, prepare
+from pagefleet.layout.replay import Written, write_chunks
 from pagefleet.layout.schema import OutlineEntry, Page
 from pagefleet.layout.writer import Part, Writer, separator
 
@@ -29,7 +29,7 @@ def render_document(pages: Sequence[Page], outline: Sequence[OutlineEntry] | Non
 
 def render_chunks(chunks: Sequence[ChunkLayout]) -> str:
     """The Markdown of a document from its chunks: every page of it, in page order."""
-    doc, written = prepare(chunks, sum(len(c.pages) for c in chunks))
+    doc, written = write_chunks(chunks, sum(len(c.pages) for c in chunks))
     return stitch(written, doc)
 
 
