@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import NamedTuple
 
 from pagefleet.layout.schema import Line
 from pagefleet.layout.segment import BULLETS, line_size
@@ -13,17 +12,12 @@ from pagefleet.layout.segment import BULLETS, line_size
 _HEADING_WORD = re.compile(r"[^\W\d_]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+# Plain tuples, as they are built per block written (see pagefleet.layout.writer).
 # What the heading test needs of a block, whatever the body size turns out to be: (size bucket,
-# bold, words, whether it passes the tests of a bold run-in heading but the size); a plain
-# tuple, as one is built per text block (see pagefleet.layout.writer).
+# bold, words, whether it passes the tests of a bold run-in heading but the size).
 HeadingShape = tuple[float, bool, int, bool]
-
-
-class HeadingStyle(NamedTuple):
-    """A heading's style: headings of one style share a level."""
-
-    size: float  # bucket
-    bold: bool
+# A heading's style, the unit heading levels are given to: (size bucket, bold).
+HeadingStyle = tuple[float, bool]
 
 
 def bucket(size: float) -> float:
@@ -55,17 +49,17 @@ def heading_shape(lines: list[Line], texts: list[str]) -> HeadingShape | None:
 
 
 def shape_style(shape: HeadingShape, body: float) -> HeadingStyle | None:
-    """The style of a block of this shape that looks like a heading, else None."""
+    """(size, bold) of a block of this shape that looks like a heading, else None."""
     size, bold, words, run_in = shape
     if size >= body * 1.15 and words <= 25:
-        return HeadingStyle(size, bold)
+        return size, bold
     if run_in and size >= body - 0.5:
-        return HeadingStyle(size, bold)
+        return size, bold
     return None
 
 
 def style_levels(styles: dict[HeadingStyle, Counter[int]]) -> dict[HeadingStyle, int]:
-    """Heading level per style, largest first.
+    """Heading level per (size, bold) style, largest first.
 
     A style that outline entries were found in takes their most common level; any other takes
     one level below the nearest larger style (or level 1), so font ranking fills in only where
@@ -73,7 +67,7 @@ def style_levels(styles: dict[HeadingStyle, Counter[int]]) -> dict[HeadingStyle,
     """
     levels: dict[HeadingStyle, int] = {}
     above = 0
-    for style in sorted(styles, key=lambda s: (-s.size, not s.bold)):
+    for style in sorted(styles, key=lambda s: (-s[0], not s[1])):
         seen = styles[style]
         level = seen.most_common(1)[0][0] if seen else above + 1
         levels[style] = min(max(level, 1), 6)
