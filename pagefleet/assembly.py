@@ -22,8 +22,7 @@ import pydantic_core
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
-from pagefleet.layout.render import ChunkLayout, render_chunks
-from pagefleet.layout.render import prepare as prepare_layouts
+from pagefleet.layout import ChunkLayout, render_chunks, write_chunks
 from pagefleet.layout.schema import OutlineEntry, Page
 from pagefleet.models import (
     ChunkRecord,
@@ -89,7 +88,7 @@ def prepare(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> None:
         if c.result.status == "done" and (layout := c.layout(manifest.outline)) is not None
     ]
     if layouts:
-        prepare_layouts(layouts, manifest.pages)
+        write_chunks(layouts, manifest.pages)
 
 
 def _render(run: Sequence[LandedChunk], outline: list[dict[str, Any]]) -> str:
