@@ -25,3 +25,28 @@ def page_tree_loop(good_pages: int) -> bytes:
     kids = " ".join(f"{4 + i} 0 R" for i in range(good_pages)) + " 2 0 R"
     tree = f"<< /Type /Pages /Kids [{kids}] /Count {good_pages + 1} >>".encode()
     return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>", tree, stream, *pages * good_pages])
+
+
+def outline_bomb(bookmarks: int, title_bytes: int) -> bytes:
+    """One page and ``bookmarks`` bookmarks that all name one title object of ``title_bytes``:
+    the file holds the title once, a reader that copies each bookmark's title holds it
+    ``bookmarks`` times (issue 30, finding 6: 1,000 x 50 KB made a 50 MB manifest)."""
+    first, last = 6, 5 + bookmarks
+    items = [
+        b"<< /Title 4 0 R /Parent 5 0 R /Dest [3 0 R /XYZ 0 150 0]"
+        + (b" /Prev %d 0 R" % (number - 1) if number > first else b"")
+        + (b" /Next %d 0 R" % (number + 1) if number < last else b"")
+        + b" >>"
+        for number in range(first, last + 1)
+    ]
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R /Outlines 5 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+            b"(" + b"bomb " * (title_bytes // 5) + b")",
+            b"<< /Type /Outlines /First %d 0 R /Last %d 0 R /Count %d >>"
+            % (first, last, bookmarks),
+            *items,
+        ]
+    )
