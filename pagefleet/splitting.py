@@ -42,6 +42,11 @@ _PUT_THREADS = 8
 MANIFEST_FLOOR_BYTES = 256 * 1024
 MANIFEST_BYTES_PER_PAGE = 128
 MANIFEST_BYTES_PER_UPLOAD_BYTE = 4
+# And its chunk PDFs within a floor and a multiple of the upload: every chunk copies the
+# resources its pages use, so pages sharing one large image would store it once per chunk.
+# The shared corpus cut into one chunk per page stays under 16x its size.
+CHUNKS_FLOOR_BYTES = 64 * 1024 * 1024
+CHUNKS_BYTES_PER_UPLOAD_BYTE = 16
 
 SplitOutcome = Literal["split", "failed", "skipped"]
 
@@ -67,7 +72,7 @@ def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settin
         return "failed"
     try:
         manifest = _write_manifest(source, doc, size, bucket, settings, started)
-        _publish_chunks(doc, manifest, bucket, chunks)
+        _publish_chunks(doc, manifest, size, bucket, chunks)
     except PagefleetError as exc:  # too large a manifest, or no range could be cut: none sent
         _fail(bucket, source, exc, time.time() - started)
         return "failed"
@@ -170,25 +175,28 @@ def _checked_manifest(manifest: JobManifest, size: int) -> bytes:
 
 
 def _publish_chunks(
-    doc: pdfium.PdfDocument, manifest: JobManifest, bucket: Bucket, chunks: Queue
+    doc: pdfium.PdfDocument, manifest: JobManifest, size: int, bucket: Bucket, chunks: Queue
 ) -> None:
     """Cut, write and announce the chunks in order, a batch of messages as soon as its chunks
     are written, so runners start while later chunks are still being cut: the first batch as
     soon as there is a chunk for each lane of the fleet, then up to SQS's batch size.
 
-    A page range that cannot be cut is recorded as a failed chunk and the job ends ``partial``;
-    if no range can be cut, the job fails (the error is raised before anything is announced).
+    A page range that cannot be cut, or whose PDF would take the chunks past their share of an
+    upload of ``size`` bytes, is recorded as a failed chunk and the job ends ``partial``; if no
+    range can be cut, the job fails (the error is raised before anything is announced).
     """
     uncut: list[tuple[ChunkSpec, PagefleetError]] = []
     batch = min(manifest.plan.lanes if manifest.plan else SQS_BATCH, SQS_BATCH)
+    room = CHUNKS_FLOOR_BYTES + CHUNKS_BYTES_PER_UPLOAD_BYTE * size
     with ThreadPoolExecutor(_PUT_THREADS) as pool:
         pending: list[tuple[ChunkSpec, Future[str]]] = []
         for chunk in manifest.chunks:
             try:
-                pdf = cut_chunk(doc, chunk)
+                pdf = _cut(doc, chunk, room)
             except PagefleetError as exc:
                 uncut.append((chunk, exc))
             else:
+                room -= len(pdf)
                 key = keys.chunk_pdf(manifest.job_id, chunk.index)
                 written = pool.submit(bucket.put, key, pdf, content_type="application/pdf")
                 pending.append((chunk, written))
@@ -200,6 +208,20 @@ def _publish_chunks(
     for chunk, cause in uncut:
         error = ErrorInfo(code=cause.code, message=cause.message)
         write_result(bucket, failed_result(manifest.job_id, chunk, error, attempts=1))
+
+
+def _cut(doc: pdfium.PdfDocument, chunk: ChunkSpec, room: int) -> bytes:
+    """The chunk's PDF, if it fits in the ``room`` (bytes) the job's chunks have left."""
+    pdf = cut_chunk(doc, chunk) if room > 0 else b""
+    if not 0 < len(pdf) <= room:
+        raise PagefleetError(
+            ErrorCode.TOO_LARGE,
+            f"pages {chunk.first_page}-{chunk.last_page} were not converted: the file's chunk "
+            f"PDFs would pass their share of {CHUNKS_FLOOR_BYTES >> 20} MiB and "
+            f"{CHUNKS_BYTES_PER_UPLOAD_BYTE}x its size (its pages share fonts or images that "
+            "every chunk copies)",
+        )
+    return pdf
 
 
 def _send(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 
 def _pdf(objects: list[bytes]) -> bytes:
     out = b"%PDF-1.4\n"
@@ -50,3 +52,28 @@ def outline_bomb(bookmarks: int, title_bytes: int) -> bytes:
             *items,
         ]
     )
+
+
+def shared_image_pages(pages: int, image_bytes: int, seed: int = 1) -> bytes:
+    """``pages`` text pages that all draw one image of ``image_bytes`` (random, so nothing
+    compresses it): the file holds it once, a PDF of each page holds it again."""
+    side = int(image_bytes**0.5)
+    pixels = random.Random(seed).randbytes(side * side)
+    image = (
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+        b"/BitsPerComponent 8 /Length %d >>\nstream\n"
+        % (side, side, len(pixels))
+        + pixels
+        + b"\nendstream"
+    )
+    content = (
+        b"q 50 0 0 50 20 120 cm /Im0 Do Q BT /F1 12 Tf 20 60 Td (a page sharing an image) Tj ET"
+    )
+    stream = b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+    resources = b"/Resources << /Font << /F1 5 0 R >> /XObject << /Im0 4 0 R >> >>"
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 3 0 R %s >>" % resources
+    kids = " ".join(f"{6 + i} 0 R" for i in range(pages))
+    tree = f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    catalog = b"<< /Type /Catalog /Pages 2 0 R >>"
+    return _pdf([catalog, tree, stream, image, font, *[page] * pages])

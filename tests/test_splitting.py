@@ -22,7 +22,7 @@ from pagefleet.splitting import record_dead_upload, split_upload
 from pagefleet.storage import Bucket
 from pagefleet.submission import upload
 from tests.conftest import corpus_dir
-from tests.hostile_pdfs import outline_bomb, page_tree_loop
+from tests.hostile_pdfs import outline_bomb, page_tree_loop, shared_image_pages
 
 
 @pytest.fixture
@@ -221,6 +221,31 @@ def test_a_manifest_past_its_limit_fails_the_job_with_nothing_stored_or_sent(
     assert "bytes" in record.error.message
     assert bucket.list_keys(keys.job_prefix(source.job_id)) == []
     assert _chunks_queued(stack) == 0
+
+
+def test_chunks_that_copy_a_shared_image_stay_within_a_multiple_of_the_upload(
+    stack: Stack, bucket: Bucket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 64 one-page chunks of a 78 KB file each copy its 64 KB image: 4.3 MB, 55x the upload.
+    # Without the floor (64 MiB, for real documents' fonts) a small file shows the limit.
+    monkeypatch.setattr(splitting, "CHUNKS_FLOOR_BYTES", 0)
+    pdf = shared_image_pages(64, 64 * 1024)
+    outcome, source = _split(stack, bucket, upload(bucket, "shared", pdf))
+    assert outcome == "split"
+    stored = [
+        len(bucket.get(key)) for key in bucket.list_keys(keys.job_prefix(source.job_id) + "chunks/")
+    ]
+    assert 0 < sum(stored) <= splitting.CHUNKS_BYTES_PER_UPLOAD_BYTE * len(pdf)
+    assert _chunks_queued(stack) == len(stored)
+    # The pages past the limit are recorded as failed, so the job still ends (partial).
+    results = [
+        ChunkResult.model_validate_json(bucket.get(key))
+        for key in bucket.list_keys(keys.results_prefix(source.job_id))
+    ]
+    assert len(results) + len(stored) == 64
+    assert {(r.status, r.error.code if r.error else None) for r in results} == {
+        ("failed", "too_large")
+    }
 
 
 def _chunks_queued(stack: Stack) -> int:
