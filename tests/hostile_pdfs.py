@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import zlib
 
 
 def _pdf(objects: list[bytes]) -> bytes:
@@ -77,3 +78,25 @@ def shared_image_pages(pages: int, image_bytes: int, seed: int = 1) -> bytes:
     font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
     catalog = b"<< /Type /Catalog /Pages 2 0 R >>"
     return _pdf([catalog, tree, stream, image, font, *[page] * pages])
+
+
+def dense_text_page(chars: int) -> bytes:
+    """One page holding ``chars`` characters of tiny text (its content stream compressed, so
+    the file stays small): converting it takes the text layer some 400 bytes a character."""
+    rows = [
+        b"BT /F1 2 Tf 5 %d Td (abcdefghi abcdefghi abcdefghi abcdefghi abcdefghi "
+        b"abcdefghi abcdefghi abcdefghi abcdefghi abcdefghi) Tj ET" % (5 + row % 390 * 2)
+        for row in range(chars // 100)
+    ]
+    content = zlib.compress(b"\n".join(rows))
+    stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+            stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+            b"/Resources << /Font << /F1 4 0 R >> >> >>",
+        ]
+    )
