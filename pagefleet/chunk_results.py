@@ -118,10 +118,17 @@ def split_result(failed: ChunkResult, halves: Sequence[ChunkSpec]) -> ChunkResul
 
 
 async def was_split(bucket: AsyncBucket, job_id: str, chunk: ChunkSpec) -> bool:
-    """Whether ``chunk`` has a split result, so its halves were sent (see above)."""
+    """Whether ``chunk`` has a split result, so its halves were sent (see above). A redelivery
+    asks, to spare converting the chunk again; an answer that tells nothing is a no, and the
+    chunk converts as any other: a missing key, or one S3 forbids where the role may not list
+    the bucket (a 403 for a missing key), or any other refusal."""
+    key = keys.chunk_result(job_id, chunk.index)
     try:
-        body = await bucket.get(keys.chunk_result(job_id, chunk.index))
+        body = await bucket.get(key)
     except NotFound:
+        return False
+    except Exception as exc:
+        log.info("could not tell whether %s was split (%s); it converts", key, exc)
         return False
     status: object = pydantic_core.from_json(body).get("status")
     return status == "split"
