@@ -137,7 +137,7 @@ class ChunkMessage(_Model):
     job_id: str
     bucket: str
     chunk: ChunkSpec
-    chunk_count: int
+    chunk_count: int  # the job's planned chunks; a half's message keeps it (ChunkSpec.halves)
     sent_at: float
 
 
