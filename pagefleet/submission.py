@@ -17,7 +17,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from pagefleet import keys
-from pagefleet.models import JobManifest, JobRecord
+from pagefleet.models import JobManifest, JobRecord, chunk_of
 from pagefleet.storage import Bucket
 
 HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: one LIST
@@ -149,19 +149,26 @@ class Submission:
         )
 
     def _pages_converted(self) -> int:
-        done = 0
+        results: dict[str, set[int]] = {}
         for key in self.bucket.list_keys(keys.JOBS):
-            parsed = keys.job_of_result(key)
-            if parsed is None:
-                continue
-            job_id, index = parsed
+            if (parsed := keys.job_of_result(key)) is not None:
+                results.setdefault(parsed[0], set()).add(parsed[1])
+        done = 0
+        for job_id, indices in results.items():
             if job_id not in self._manifests:
                 self._manifests[job_id] = JobManifest.model_validate_json(
                     self.bucket.get(keys.manifest(job_id))
                 )
             manifest = self._manifests[job_id]
-            if manifest.rel in self.files:  # a shared bucket holds other users' jobs too
-                done += manifest.chunks[index].pages
+            if manifest.rel not in self.files:  # a shared bucket holds other users' jobs too
+                continue
+            for index in indices:
+                if (chunk := chunk_of(manifest.chunks, index)) is None:
+                    continue
+                # A chunk whose halves have results was split: its pages count through them.
+                halves = chunk.halves(len(manifest.chunks)) if chunk.pages > 1 else ()
+                if not any(half.index in indices for half in halves):
+                    done += chunk.pages
         return done
 
     def download(self, out: Path) -> None:
