@@ -16,6 +16,7 @@ every chunk of this job has a result (its completion found itself superseded). N
 from __future__ import annotations
 
 import heapq
+import json
 import logging
 import threading
 import time
@@ -27,8 +28,7 @@ from botocore.exceptions import ClientError
 
 from pagefleet import keys
 from pagefleet.events import sources_in_sqs_body
-from pagefleet.models import JobManifest
-from pagefleet.outbox import placement, upload_order
+from pagefleet.outbox import placement, upload_order_of
 
 log = logging.getLogger(__name__)
 
@@ -188,21 +188,25 @@ class Janitor:
 
     def ended(self, job_id: str) -> bool:
         try:
-            manifest = JobManifest.model_validate_json(self._get(keys.manifest(job_id)))
+            # Only the fields read here: a job's manifest is the splitter's, but the janitor must
+            # not choke on one it cannot fully parse (it would look at it again for ever).
+            manifest = json.loads(self._get(keys.manifest(job_id)))
         except KeyError:
             # Results only follow a manifest, so a job without one either never got that far
             # (a failed split wrote nothing here) or was cleaned and something late (a repeated
             # chunk message) wrote again: either way nothing under it is waited for.
             return True
-        owner = placement(self._head, manifest.source.key).owner
+        source = manifest.get("source", {})
+        inbox_key = source.get("key") or keys.inbox_key(manifest["rel"])
+        owner = placement(self._head, inbox_key).owner
         if owner is None:
             return False
         if owner.job_id == job_id:
             return True
-        if owner.uploaded <= upload_order(manifest.source):
+        if owner.uploaded <= upload_order_of(source.get("sequencer"), source.get("event_time")):
             return False  # an older job's record: this one has not published yet
         results = self._count(keys.results_prefix(job_id))
-        return results >= len(manifest.chunks)
+        return results >= len(manifest.get("chunks", []))
 
     def delete_job(self, job_id: str) -> int:
         """Every version under ``jobs/<job_id>/``.

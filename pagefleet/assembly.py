@@ -22,8 +22,7 @@ import pydantic_core
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
-from pagefleet.layout.render import ChunkLayout, render_chunks
-from pagefleet.layout.render import prepare as prepare_layouts
+from pagefleet.layout import ChunkLayout, render_chunks, write_chunks
 from pagefleet.layout.schema import OutlineEntry, Page
 from pagefleet.models import (
     ChunkRecord,
@@ -82,14 +81,14 @@ def prepare(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> None:
     """Called while a job's results land: the renderer counts the new chunks' statistics and
     writes the chunks in hand against the document as known so far (a forecast the end checks
     chunk by chunk), so that little is left to do when the last result lands."""
-    ordered = sorted(chunks, key=lambda c: c.result.chunk.index)
+    ordered = _in_page_order(chunks)
     layouts = [
         layout
         for c in ordered
         if c.result.status == "done" and (layout := c.layout(manifest.outline)) is not None
     ]
     if layouts:
-        prepare_layouts(layouts, manifest.pages)
+        write_chunks(layouts, manifest.pages)
 
 
 def _render(run: Sequence[LandedChunk], outline: list[dict[str, Any]]) -> str:
@@ -110,10 +109,15 @@ def _gap_note(failed: Sequence[ChunkResult]) -> str:
     return f"> **pagefleet:** {span} could not be converted ({reasons}).\n"
 
 
+def _in_page_order(chunks: Sequence[LandedChunk]) -> list[LandedChunk]:
+    """A job's converted and failed chunks (a split chunk's halves in its place) by page."""
+    return sorted(chunks, key=lambda c: c.result.chunk.first_page)
+
+
 def render_markdown(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> str:
     """The document in page order; a run of failed chunks becomes a note naming its pages. Its
     links to images keep ``keys.ASSET_LINK_PREFIX``: publishing knows the assets folder."""
-    ordered = sorted(chunks, key=lambda c: c.result.chunk.index)
+    ordered = _in_page_order(chunks)
     parts = [
         _render(run, manifest.outline) if ok else _gap_note([c.result for c in run])
         for ok, group in groupby(ordered, key=lambda c: c.result.status == "done")
@@ -128,10 +132,44 @@ def _epoch(iso: str | None) -> float | None:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
 
+def _chunk_records(manifest: JobManifest, results: Sequence[ChunkResult]) -> list[ChunkRecord]:
+    """One entry per page range that converted or failed, in page order. The failed ranges a
+    split chunk leaves side by side, failed for one reason, are one entry: the record names the
+    lost pages exactly without a line per page where a whole chunk failed."""
+    planned = len(manifest.chunks)
+
+    def entry(r: ChunkResult) -> tuple[int, ErrorCode | None]:
+        if r.status == "failed" and r.error is not None:
+            return r.chunk.planned_index(planned), r.error.code
+        return r.chunk.index, None  # an entry of its own
+
+    records = []
+    for _, group in groupby(results, key=entry):
+        run = list(group)
+        records.append(
+            ChunkRecord(
+                index=run[0].chunk.index,
+                first_page=run[0].chunk.first_page,
+                last_page=run[-1].chunk.last_page,
+                status="done" if run[0].status == "done" else "failed",
+                attempts=max(r.attempts for r in run),
+                seconds=round(sum(r.convert_s for r in run), 3),
+                estimated_s=round(sum(r.chunk.estimated_s for r in run), 4) or None,
+                error=run[0].error,
+            )
+        )
+    return records
+
+
 def job_record(
-    manifest: JobManifest, chunks: Sequence[LandedChunk], assemble_s: float
+    manifest: JobManifest,
+    chunks: Sequence[LandedChunk],
+    assemble_s: float,
+    splits: Sequence[ChunkResult] = (),
 ) -> JobRecord:
-    landed = sorted(chunks, key=lambda c: c.result.chunk.index)
+    """The record of a job whose chunks (``splits``: those split in halves, whose halves are
+    among ``chunks``) all have results."""
+    landed = _in_page_order(chunks)
     ordered = [c.result for c in landed]
     done = [r for r in ordered if r.status == "done"]
     status: JobStatus = "done" if len(done) == len(ordered) else "partial" if done else "failed"
@@ -143,19 +181,7 @@ def job_record(
         job_id=manifest.job_id,
         source=manifest.source,
         pages=manifest.pages,
-        chunks=[
-            ChunkRecord(
-                index=r.chunk.index,
-                first_page=r.chunk.first_page,
-                last_page=r.chunk.last_page,
-                status=r.status,
-                attempts=r.attempts,
-                seconds=round(r.convert_s, 3),
-                estimated_s=r.chunk.estimated_s or None,
-                error=r.error,
-            )
-            for r in ordered
-        ],
+        chunks=_chunk_records(manifest, ordered),
         converter=converted.converter,
         converter_version=converted.converter_version,
         ocr_pages=[
@@ -170,7 +196,8 @@ def job_record(
         timings=StageTimings(
             split_s=round(manifest.split_s, 4),
             queue_wait_s=round(max(r.queue_wait_s for r in ordered), 4),
-            convert_s=round(sum(r.convert_s for r in ordered), 4),
+            # The conversions a split ended count too: they took the fleet's time.
+            convert_s=round(sum(r.convert_s for r in [*ordered, *splits]), 4),
             result_upload_s=round(sum(r.upload_s for r in ordered), 4),
             assemble_s=round(assemble_s, 4),
             total_s=round(finished - uploaded, 4),

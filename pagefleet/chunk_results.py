@@ -1,25 +1,31 @@
 """Chunk results: the one place that writes ``jobs/<id>/results/<index>.result.json``.
 
-Three parts write them: the worker (a converted or finally failed chunk), the splitter (a page
-range no PDF library can copy) and the dead-letter handler (a chunk whose message gave up). They
-agree through this module on the bytes and on the one rule that makes racing writers safe: a
-result that converted overwrites whatever is there (a twin delivery writes the same pages, so
-the last write wins), a failure is written only where nothing is (``If-None-Match: *``), so it
-never hides a result another runner got right. The result's S3 event then runs completion.
+Three parts write them: the worker (a converted, finally failed or split chunk), the splitter
+(a page range no PDF library can copy) and the dead-letter handler (a chunk whose message gave
+up). They agree through this module on the bytes and on the one rule that makes racing writers
+safe: a result that converted overwrites whatever is there (a twin delivery writes the same
+pages, so the last write wins), a failure or a split is written only where nothing is
+(``If-None-Match: *``), so it never hides a result another runner got right. The result's S3
+event then runs completion.
+
+A split (:func:`split_result`) is written only once its halves' messages are sent, so a split
+result in the bucket means its halves are on their way (:func:`was_split`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+import pydantic_core
 
 from pagefleet import keys
 from pagefleet.errors import ErrorCode
 from pagefleet.models import ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo
-from pagefleet.storage import AsyncBucket, Bucket, PreconditionFailed
+from pagefleet.storage import AsyncBucket, Bucket, NotFound, PreconditionFailed
 
 __all__ = [
     "ResultWrite",
@@ -27,6 +33,8 @@ __all__ = [
     "encode",
     "failed_result",
     "result_write",
+    "split_result",
+    "was_split",
     "write_result",
     "write_result_async",
 ]
@@ -100,6 +108,30 @@ def failed_result(job_id: str, chunk: ChunkSpec, error: ErrorInfo, *, attempts: 
         error=error,
         finished_at=time.time(),
     )
+
+
+def split_result(failed: ChunkResult, halves: Sequence[ChunkSpec]) -> ChunkResult:
+    """``failed`` (a chunk that failed on resources) as the split into ``halves``."""
+    return ChunkResult.model_validate(
+        {**failed.model_dump(), "status": "split", "halves": [h.model_dump() for h in halves]}
+    )
+
+
+async def was_split(bucket: AsyncBucket, job_id: str, chunk: ChunkSpec) -> bool:
+    """Whether ``chunk`` has a split result, so its halves were sent (see above). A redelivery
+    asks, to spare converting the chunk again; an answer that tells nothing is a no, and the
+    chunk converts as any other: a missing key, or one S3 forbids where the role may not list
+    the bucket (a 403 for a missing key), or any other refusal."""
+    key = keys.chunk_result(job_id, chunk.index)
+    try:
+        body = await bucket.get(key)
+    except NotFound:
+        return False
+    except Exception as exc:
+        log.info("could not tell whether %s was split (%s); it converts", key, exc)
+        return False
+    status: object = pydantic_core.from_json(body).get("status")
+    return status == "split"
 
 
 def dead_letter_result(message: ChunkMessage, receive_count: int) -> ChunkResult:

@@ -1,4 +1,8 @@
-"""The completion step: when every chunk of a job has a result, publish the document."""
+"""The completion step: when every chunk of a job has a result, publish the document.
+
+A chunk that was split (it failed on resources) has its result when both its halves have
+theirs, recursively: the job is complete once every page range it ended as converted or failed.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import ValidationError
@@ -14,7 +19,7 @@ from pydantic import ValidationError
 from pagefleet import keys
 from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
 from pagefleet.gc_pause import paused_gc
-from pagefleet.models import JobManifest
+from pagefleet.models import ChunkResult, ChunkSpec, JobManifest
 from pagefleet.outbox import Superseded, placement, publish
 from pagefleet.storage import Bucket, NotFound
 
@@ -52,15 +57,19 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
         log.warning("job %s: its manifest is unreadable, dropped: %s", job_id, exc)
         return "unreadable"
     present = bucket.list_etags(keys.results_prefix(job_id))
-    expected = [keys.chunk_result(job_id, c.index) for c in manifest.chunks]
-    if not all(key in present for key in expected):
-        prepare(manifest, _landed(bucket, present))
+    planned = [keys.chunk_result(job_id, c.index) for c in manifest.chunks]
+    if not all(key in present for key in planned):
+        prepare(manifest, _results(bucket, manifest, present).leaves)
         return "waiting"
     place = placement(bucket.head, manifest.source.key)
     if place.owner is not None and place.owner.job_id == job_id:
         return "already"
     started = time.perf_counter()
-    chunks = _landed(bucket, {key: present[key] for key in expected})
+    results = _results(bucket, manifest, present)
+    if not results.complete:  # a split chunk's halves are still converting
+        prepare(manifest, results.leaves)
+        return "waiting"
+    chunks = results.leaves
     assets = {
         name: bucket.get(keys.job_assets(job_id) + name)
         for c in chunks
@@ -68,7 +77,7 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
         for name in c.result.assets
     }
     markdown = render_markdown(manifest, chunks)
-    record = job_record(manifest, chunks, time.perf_counter() - started)
+    record = job_record(manifest, chunks, time.perf_counter() - started, results.splits)
     try:
         publish(
             bucket,
@@ -82,9 +91,45 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
     except Superseded:
         return "superseded"
     finally:
-        _forget(bucket, expected)
+        _forget(bucket, results.read)
     log.info("job %s %s: %s pages", job_id, record.status, record.pages)
     return "published"
+
+
+@dataclass
+class _Results:
+    """A job's results as far as they have landed, a split chunk replaced by its halves'."""
+
+    leaves: list[LandedChunk]  # converted or failed, in page order
+    splits: list[ChunkResult]
+    read: list[str]  # the keys of all of them
+    complete: bool  # every chunk, and every half of a split one, has a result
+
+
+def _results(bucket: Bucket, manifest: JobManifest, present: dict[str, str]) -> _Results:
+    """The results ``present`` (key -> ETag) holds of ``manifest``'s chunks: a chunk that was
+    split counts by its halves' results, down to those that converted or failed."""
+    wanted = {keys.chunk_result(manifest.job_id, c.index): c for c in manifest.chunks}
+    found = _Results([], [], [], complete=True)
+    while wanted:
+        landed = {key: etag for key, etag in present.items() if key in wanted}
+        found.complete = found.complete and len(landed) == len(wanted)
+        found.read += list(landed)
+        halves: dict[str, ChunkSpec] = {}
+        for key, chunk in zip(landed, _landed(bucket, landed), strict=True):
+            result = chunk.result
+            if result.status != "split":
+                found.leaves.append(chunk)
+                continue
+            if result.chunk != wanted[key]:
+                # Halves lie strictly inside their chunk only if the chunk is the one waited
+                # for here: anything else could send the walk round in circles.
+                raise ValueError(f"{key} is not the result of chunk {wanted[key]}")
+            found.splits.append(result)
+            halves |= {keys.chunk_result(manifest.job_id, h.index): h for h in result.halves}
+        wanted = halves
+    found.leaves.sort(key=lambda c: c.result.chunk.first_page)
+    return found
 
 
 # Chunk results read when they land, by (bucket, key), with the ETag they were read at: a

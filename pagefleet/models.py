@@ -2,16 +2,19 @@
 
 A job is one upload. The splitter writes its :class:`JobManifest` and one :class:`ChunkMessage`
 per page range; a runner writes one :class:`ChunkResult` per chunk; the completion step writes
-the :class:`JobRecord` users read next to their Markdown.
+the :class:`JobRecord` users read next to their Markdown. A chunk that fails on resources is
+split: its result names its two halves (:meth:`ChunkSpec.halves`), each a chunk of its own with
+a message and a result, down to single pages.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pagefleet.errors import ErrorCode
 
@@ -19,6 +22,8 @@ log = logging.getLogger(__name__)
 
 JobStatus = Literal["done", "partial", "failed"]
 ChunkStatus = Literal["done", "failed"]
+# A chunk result's status: "split" replaces the chunk by its halves, whose results follow.
+ResultStatus = Literal["done", "failed", "split"]
 
 
 class _Model(BaseModel):
@@ -63,6 +68,47 @@ class ChunkSpec(_Model):
     def pages(self) -> int:
         return self.last_page - self.first_page + 1
 
+    def halves(self, chunk_count: int) -> tuple[ChunkSpec, ChunkSpec]:
+        """The two chunks this one (of two pages or more) is retried as, in a job of
+        ``chunk_count`` planned chunks. The halves of chunk i are chunks chunk_count + 2i and
+        chunk_count + 2i + 1: the same however often the chunk is split (rule 1), and never an
+        index another chunk of the job has (each index past the plan names one parent)."""
+        if self.pages < 2:
+            raise ValueError(f"chunk {self.index} is one page: it has no halves")
+        middle = self.first_page + self.pages // 2
+        per_page = self.estimated_s / self.pages
+        first = ChunkSpec(
+            index=chunk_count + 2 * self.index,
+            first_page=self.first_page,
+            last_page=middle - 1,
+            estimated_s=round(per_page * (middle - self.first_page), 4),
+        )
+        second = ChunkSpec(
+            index=first.index + 1,
+            first_page=middle,
+            last_page=self.last_page,
+            estimated_s=round(per_page * (self.last_page - middle + 1), 4),
+        )
+        return first, second
+
+    def planned_index(self, chunk_count: int) -> int:
+        """The index of the planned chunk this one is, or was split from (see halves)."""
+        index = self.index
+        while index >= chunk_count:
+            index = (index - chunk_count) // 2
+        return index
+
+
+def chunk_of(planned: Sequence[ChunkSpec], index: int) -> ChunkSpec | None:
+    """Chunk ``index`` of a job planned as ``planned``: a planned chunk, or a half of one that
+    was split (see :meth:`ChunkSpec.halves`); None for an index no split makes."""
+    if 0 <= index < len(planned):
+        return planned[index]
+    parent = chunk_of(planned, (index - len(planned)) // 2) if index > 0 else None
+    if parent is None or parent.pages < 2:
+        return None
+    return parent.halves(len(planned))[(index - len(planned)) % 2]
+
 
 class PlanSummary(_Model):
     """How the splitter cut a document: what it estimated, and why the chunks are this size."""
@@ -94,7 +140,7 @@ class ChunkMessage(_Model):
     job_id: str
     bucket: str
     chunk: ChunkSpec
-    chunk_count: int
+    chunk_count: int  # the job's planned chunks; a half's message keeps it (ChunkSpec.halves)
     sent_at: float
 
 
@@ -110,17 +156,36 @@ class PageContent(_Model):
 class ChunkResult(_Model):
     job_id: str
     chunk: ChunkSpec
-    status: ChunkStatus
+    status: ResultStatus
     attempts: int
     converter: str
     converter_version: str
     pages: list[PageContent] = Field(default_factory=list)
     assets: list[str] = Field(default_factory=list, description="names under jobs/<id>/assets/")
-    error: ErrorInfo | None = None
+    error: ErrorInfo | None = None  # why it failed, or why it was split
+    halves: list[ChunkSpec] = Field(
+        default_factory=list, description="a split chunk's two halves, converted in its place"
+    )
     queue_wait_s: float = 0.0
     convert_s: float = 0.0
     upload_s: float = 0.0
     finished_at: float = 0.0
+
+    @model_validator(mode="after")
+    def _halves_split_the_chunk(self) -> ChunkResult:
+        # Completion waits for the halves a split names, and walks down them: two non-empty
+        # ranges that cover the chunk's pages lose no page, convert none twice, and shrink.
+        if (self.status == "split") != bool(self.halves):
+            raise ValueError("a split result names its halves, and no other result does")
+        if self.halves:
+            pages = [(h.first_page, h.last_page) for h in self.halves]
+            first, last = self.chunk.first_page, self.chunk.last_page
+            if len(pages) != 2 or not (
+                first == pages[0][0] <= pages[0][1] < pages[1][0] <= pages[1][1] == last
+                and pages[0][1] + 1 == pages[1][0]
+            ):
+                raise ValueError(f"halves {pages} do not split pages {first}-{last} in two")
+        return self
 
 
 class ChunkRecord(_Model):

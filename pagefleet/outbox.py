@@ -45,7 +45,11 @@ class _NameTaken(Exception):
 
 def upload_order(source: Source) -> str:
     """What orders two uploads of one key: S3's sequencer where the event has one."""
-    return source.sequencer or source.event_time or ""
+    return upload_order_of(source.sequencer, source.event_time)
+
+
+def upload_order_of(sequencer: str | None, event_time: str | None) -> str:
+    return sequencer or event_time or ""
 
 
 def _key_digest(inbox_key: str) -> str:

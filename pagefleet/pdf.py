@@ -89,13 +89,15 @@ def cut_chunks(
         yield chunk, cut_chunk(doc, chunk)
 
 
-def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec) -> bytes:
-    """The chunk's pages as a PDF of their own. A page tree that opens but cannot be copied (a
-    /Pages node among its own /Kids) raises :class:`PagefleetError` ``malformed``, never the
-    library's own error."""
+def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec, *, doc_first_page: int = 1) -> bytes:
+    """The chunk's pages as a PDF of their own; ``doc`` starts at page ``doc_first_page`` of
+    the document (a chunk's own PDF, cut into halves). A page tree that opens but cannot be
+    copied (a /Pages node among its own /Kids) raises :class:`PagefleetError` ``malformed``,
+    never the library's own error."""
     part = pdfium.PdfDocument.new()
+    start = chunk.first_page - doc_first_page
     try:
-        part.import_pages(doc, list(range(chunk.first_page - 1, chunk.last_page)))
+        part.import_pages(doc, list(range(start, start + chunk.pages)))
         buffer = io.BytesIO()
         part.save(buffer)
     except Exception as exc:
@@ -106,3 +108,19 @@ def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec) -> bytes:
     finally:
         part.close()
     return buffer.getvalue()
+
+
+def cut_halves(
+    data: bytes, chunk: ChunkSpec, halves: tuple[ChunkSpec, ChunkSpec]
+) -> tuple[bytes, bytes]:
+    """The PDFs of ``halves`` of ``chunk``, cut from ``data``, the chunk's own PDF."""
+    try:
+        doc = pdfium.PdfDocument(data)
+    except Exception as exc:
+        message = f"the chunk's PDF cannot be read ({exc})"
+        raise PagefleetError(ErrorCode.MALFORMED, message) from exc
+    try:
+        first, second = (cut_chunk(doc, h, doc_first_page=chunk.first_page) for h in halves)
+        return first, second
+    finally:
+        doc.close()

@@ -73,7 +73,8 @@ def _get_url(sqs: SQSClient, name: str) -> str:
 
 
 class AsyncQueue:
-    """The chunks queue as the runner uses it: long poll, lease extension, delete."""
+    """The chunks queue as the runner uses it: long poll, lease extension, delete, and send
+    (the halves of a chunk it splits)."""
 
     def __init__(self, sqs: AsyncSQSClient, url: str) -> None:
         self.sqs = sqs
@@ -115,6 +116,11 @@ class AsyncQueue:
     @transient_retry
     async def delete(self, receipt: str) -> None:
         await self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt)
+
+    @transient_retry
+    async def send(self, body: str) -> None:
+        """One message (a split chunk's half: the runner sends two at a time, not batches)."""
+        await self.sqs.send_message(QueueUrl=self.url, MessageBody=body)
 
 
 def _chunk_delivery(raw: AsyncMessageTypeDef) -> ChunkDelivery | None:

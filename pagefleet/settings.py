@@ -107,13 +107,22 @@ class Settings(BaseSettings):
         "supervisor gives each of W CPU workers cores // W, so their pools do not fight.",
     )
     convert_timeout_s: float = Field(
-        300.0, gt=0, description="A chunk conversion running longer is stopped and fails."
+        300.0,
+        gt=0,
+        description="A chunk conversion running longer is stopped; a chunk of several pages is "
+        "then retried as two halves, down to the page, so only a page too costly fails.",
     )
     convert_memory_mb: int = Field(
-        4096, ge=64, description="A conversion process growing past this RSS is stopped."
+        4096,
+        ge=64,
+        description="A conversion process growing past this RSS is stopped; its chunk is split "
+        "in halves as on a timeout.",
     )
     max_attempts: int = Field(
-        3, ge=1, description="Conversion attempts of a chunk before it is recorded as failed."
+        3,
+        ge=1,
+        description="Conversion attempts of a chunk before it is recorded as failed (one that "
+        "fails on time or memory and has several pages is split at once instead).",
     )
     visibility_timeout_s: int = Field(
         60, ge=5, description="Chunk message lease; the heartbeat extends it while converting."

@@ -13,7 +13,7 @@ from pagefleet import keys
 from pagefleet.chunk_results import failed_result, write_result
 from pagefleet.costs import measure_pages, plan_policy
 from pagefleet.errors import ErrorCode, PagefleetError
-from pagefleet.layout.outline import outline_of
+from pagefleet.layout.outline import outline_budget, outline_of
 from pagefleet.models import (
     ChunkMessage,
     ChunkSpec,
@@ -35,6 +35,18 @@ log = logging.getLogger(__name__)
 
 # Chunk PDFs are written this many at a time; cutting (pdfium) stays on one thread.
 _PUT_THREADS = 8
+# What the splitter stores of a PDF stays within a small multiple of the upload, whatever the
+# PDF holds: its manifest within a floor, a share per page (the chunk list) and a multiple of the
+# upload's bytes (the outline, see pagefleet/layout/outline.py). Checked in one place,
+# _checked_manifest, before anything of the job is stored or sent.
+MANIFEST_FLOOR_BYTES = 256 * 1024
+MANIFEST_BYTES_PER_PAGE = 128
+MANIFEST_BYTES_PER_UPLOAD_BYTE = 4
+# And its chunk PDFs within a floor and a multiple of the upload: every chunk copies the
+# resources its pages use, so pages sharing one large image would store it once per chunk.
+# The shared corpus cut into one chunk per page stays under 16x its size.
+CHUNKS_FLOOR_BYTES = 64 * 1024 * 1024
+CHUNKS_BYTES_PER_UPLOAD_BYTE = 16
 
 SplitOutcome = Literal["split", "failed", "skipped"]
 
@@ -54,14 +66,14 @@ def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settin
     try:
         if problem := keys.key_problem(keys.rel_of(source.key)):
             raise PagefleetError(ErrorCode.BAD_KEY, f"{source.key} is refused: {problem}")
-        doc = _open(source, bucket, settings)
+        doc, size = _open(source, bucket, settings)
     except PagefleetError as exc:
         _fail(bucket, source, exc, time.time() - started)
         return "failed"
     try:
-        manifest = _write_manifest(source, doc, bucket, settings, started)
-        _publish_chunks(doc, manifest, bucket, chunks)
-    except PagefleetError as exc:  # no page range could be cut: nothing was announced
+        manifest = _write_manifest(source, doc, size, bucket, settings, started)
+        _publish_chunks(doc, manifest, size, bucket, chunks)
+    except PagefleetError as exc:  # too large a manifest, or no range could be cut: none sent
         _fail(bucket, source, exc, time.time() - started)
         return "failed"
     finally:
@@ -86,7 +98,8 @@ def record_dead_upload(source: Source, bucket: Bucket, receive_count: int) -> Sp
     return "failed"
 
 
-def _open(source: Source, bucket: Bucket, settings: Settings) -> pdfium.PdfDocument:
+def _open(source: Source, bucket: Bucket, settings: Settings) -> tuple[pdfium.PdfDocument, int]:
+    """The upload, opened, and its size in bytes."""
     if source.size is not None:
         check_size(source.size, settings.max_bytes)  # before downloading a file too large
     try:
@@ -96,13 +109,19 @@ def _open(source: Source, bucket: Bucket, settings: Settings) -> pdfium.PdfDocum
         raise PagefleetError(
             ErrorCode.INPUT_GONE, f"{source.key} was deleted or replaced before it was split"
         ) from exc
-    return open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages)
+    return open_pdf(data, max_bytes=settings.max_bytes, max_pages=settings.max_pages), len(data)
 
 
 def _write_manifest(
-    source: Source, doc: pdfium.PdfDocument, bucket: Bucket, settings: Settings, started: float
+    source: Source,
+    doc: pdfium.PdfDocument,
+    size: int,
+    bucket: Bucket,
+    settings: Settings,
+    started: float,
 ) -> JobManifest:
-    """The plan, written before any chunk is sent: a result never precedes its manifest."""
+    """The plan, written before any chunk is sent: a result never precedes its manifest.
+    ``size``: the upload's bytes, which bound what of the PDF the manifest holds."""
     costs = measure_pages(doc, settings)
     policy = plan_policy(settings, costs)
     total = sum(costs.seconds)
@@ -120,14 +139,14 @@ def _write_manifest(
             ocr_pages=costs.ocr_pages,
             measure_s=round(costs.measure_s, 4),
         ),
-        outline=outline_of(doc, costs.frames),
+        outline=outline_of(doc, costs.frames, budget=outline_budget(size)),
         created_at=started,
         split_s=time.time() - started,
     )
     try:
         bucket.put(
             keys.manifest(source.job_id),
-            manifest.model_dump_json().encode(),
+            _checked_manifest(manifest, size),
             content_type="application/json",
             if_none_match=True,
         )
@@ -137,26 +156,47 @@ def _write_manifest(
     return manifest
 
 
+def _checked_manifest(manifest: JobManifest, size: int) -> bytes:
+    """The manifest's JSON, if it is within the limit for an upload of ``size`` bytes; else the
+    job fails as too large, with nothing stored or sent."""
+    body = manifest.model_dump_json().encode()
+    limit = (
+        MANIFEST_FLOOR_BYTES
+        + MANIFEST_BYTES_PER_PAGE * manifest.pages
+        + MANIFEST_BYTES_PER_UPLOAD_BYTE * size
+    )
+    if len(body) > limit:
+        raise PagefleetError(
+            ErrorCode.TOO_LARGE,
+            f"what the file describes of itself (its outline, its pages) would take "
+            f"{len(body):,} bytes, over the {limit:,} allowed for a file of {size:,} bytes",
+        )
+    return body
+
+
 def _publish_chunks(
-    doc: pdfium.PdfDocument, manifest: JobManifest, bucket: Bucket, chunks: Queue
+    doc: pdfium.PdfDocument, manifest: JobManifest, size: int, bucket: Bucket, chunks: Queue
 ) -> None:
     """Cut, write and announce the chunks in order, a batch of messages as soon as its chunks
     are written, so runners start while later chunks are still being cut: the first batch as
     soon as there is a chunk for each lane of the fleet, then up to SQS's batch size.
 
-    A page range that cannot be cut is recorded as a failed chunk and the job ends ``partial``;
-    if no range can be cut, the job fails (the error is raised before anything is announced).
+    A page range that cannot be cut, or whose PDF would take the chunks past their share of an
+    upload of ``size`` bytes, is recorded as a failed chunk and the job ends ``partial``; if no
+    range can be cut, the job fails (the error is raised before anything is announced).
     """
     uncut: list[tuple[ChunkSpec, PagefleetError]] = []
     batch = min(manifest.plan.lanes if manifest.plan else SQS_BATCH, SQS_BATCH)
+    room = CHUNKS_FLOOR_BYTES + CHUNKS_BYTES_PER_UPLOAD_BYTE * size
     with ThreadPoolExecutor(_PUT_THREADS) as pool:
         pending: list[tuple[ChunkSpec, Future[str]]] = []
         for chunk in manifest.chunks:
             try:
-                pdf = cut_chunk(doc, chunk)
+                pdf = _cut(doc, chunk, room)
             except PagefleetError as exc:
                 uncut.append((chunk, exc))
             else:
+                room -= len(pdf)
                 key = keys.chunk_pdf(manifest.job_id, chunk.index)
                 written = pool.submit(bucket.put, key, pdf, content_type="application/pdf")
                 pending.append((chunk, written))
@@ -168,6 +208,20 @@ def _publish_chunks(
     for chunk, cause in uncut:
         error = ErrorInfo(code=cause.code, message=cause.message)
         write_result(bucket, failed_result(manifest.job_id, chunk, error, attempts=1))
+
+
+def _cut(doc: pdfium.PdfDocument, chunk: ChunkSpec, room: int) -> bytes:
+    """The chunk's PDF, if it fits in the ``room`` (bytes) the job's chunks have left."""
+    pdf = cut_chunk(doc, chunk) if room > 0 else b""
+    if not 0 < len(pdf) <= room:
+        raise PagefleetError(
+            ErrorCode.TOO_LARGE,
+            f"pages {chunk.first_page}-{chunk.last_page} were not converted: the file's chunk "
+            f"PDFs would pass their share of {CHUNKS_FLOOR_BYTES >> 20} MiB and "
+            f"{CHUNKS_BYTES_PER_UPLOAD_BYTE}x its size (its pages share fonts or images that "
+            "every chunk copies)",
+        )
+    return pdf
 
 
 def _send(

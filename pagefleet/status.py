@@ -179,7 +179,7 @@ def _with_results(bucket: Bucket, job: JobView) -> JobView:
                 chunk.index,
                 chunk.first_page,
                 chunk.last_page,
-                result.status,
+                "pending" if result.status == "split" else result.status,  # its halves convert
                 result.attempts,
                 result.convert_s,
                 error,

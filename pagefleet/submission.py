@@ -17,7 +17,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from pagefleet import keys
-from pagefleet.models import JobManifest, JobRecord, parsed
+from pagefleet.models import JobManifest, JobRecord, chunk_of, parsed
 from pagefleet.outbox import placement
 from pagefleet.storage import Bucket, NotFound
 
@@ -168,18 +168,25 @@ class Submission:
         return {rel: keys.inbox_key(rel, path.suffix) for rel, path in self.files.items()}
 
     def _pages_converted(self) -> int:
-        done = 0
+        results: dict[str, set[int]] = {}
         for key in self.bucket.list_keys(keys.JOBS):
-            result = keys.job_of_result(key)
-            if result is None:
-                continue
-            job_id, index = result
+            if (result := keys.job_of_result(key)) is not None:
+                results.setdefault(result[0], set()).add(result[1])
+        done = 0
+        for job_id, indices in results.items():
             if job_id not in self._manifests:
                 self._manifests[job_id] = self._manifest(job_id)
             manifest = self._manifests[job_id]
             # A shared bucket holds other users' jobs too, and whatever they wrote under jobs/.
-            if manifest is not None and manifest.rel in self.files:
-                done += sum(c.pages for c in manifest.chunks if c.index == index)
+            if manifest is None or manifest.rel not in self.files:
+                continue
+            for index in indices:
+                if (chunk := chunk_of(manifest.chunks, index)) is None:
+                    continue
+                # A chunk whose halves have results was split: its pages count through them.
+                halves = chunk.halves(len(manifest.chunks)) if chunk.pages > 1 else ()
+                if not any(half.index in indices for half in halves):
+                    done += chunk.pages
         return done
 
     def _manifest(self, job_id: str) -> JobManifest | None:

@@ -6,6 +6,10 @@ keeps its message invisible, so another worker takes it only if this one dies (r
 converted, its result is written and its message deleted (:meth:`Worker._finish`) while the
 loop already takes the next chunk: the converter does not wait on those round trips.
 
+A chunk of two pages or more that fails on resources (time, memory) is not retried whole: its
+halves are cut from its PDF, written and sent as chunks of their own, and its result says it was
+split (:meth:`Worker._halves`), so a page too costly to convert costs only itself.
+
 Shutdown (SIGTERM): stop taking work; finish what is in hand within ``drain_timeout_s``,
 else release it (visibility 0) so another worker converts it at once.
 """
@@ -22,9 +26,10 @@ from pathlib import Path
 
 from pagefleet import keys
 from pagefleet.aws import async_client
-from pagefleet.chunk_results import write_result_async
+from pagefleet.chunk_results import split_result, was_split, write_result_async
 from pagefleet.errors import ErrorCode, PagefleetError
-from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ErrorInfo
+from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo
+from pagefleet.pdf import cut_halves
 from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, NotFound
@@ -32,6 +37,11 @@ from runner.conversion import ConversionProcess
 from runner.worker_state import WorkerState
 
 log = logging.getLogger("pagefleet.worker")
+
+# Failures a smaller chunk may not meet: the chunk is split rather than retried whole.
+SPLIT_ON = frozenset({ErrorCode.TIMEOUT, ErrorCode.MEMORY})
+# A half and its PDF, cut and waiting to be written and sent.
+_Half = tuple[ChunkSpec, bytes]
 
 
 class _JobEnded(Exception):
@@ -144,8 +154,15 @@ class Worker:
         bucket = AsyncBucket(self.s3, chunk_message.bucket)
         finishing: asyncio.Task[None] | None = None
         try:
+            if attempts > 1 and await was_split(bucket, chunk_message.job_id, chunk_message.chunk):
+                # A redelivery of a chunk split already (its lease ran out before the delete):
+                # its halves were sent before its split result was written (rule 1).
+                log.info("chunk %s was split already; message dropped", chunk_message.chunk.index)
+                await self.queue.delete(receipt)
+                return None
             try:
                 result, pages_json = await self._convert(bucket, chunk_message, attempts)
+                halves = await self._halves(bucket, chunk_message, result)
             except _JobEnded:
                 # A late or repeated delivery: the job finished and its files were removed
                 # (the lifecycle rule, the local janitor). Nothing is left to convert or to
@@ -155,7 +172,9 @@ class Worker:
                 )
                 await self.queue.delete(receipt)
                 return None
-            if result.status == "failed" and attempts < self.settings.max_attempts:
+            if halves:
+                result = split_result(result, [half for half, _ in halves])
+            elif result.status == "failed" and attempts < self.settings.max_attempts:
                 log.warning(
                     "chunk %s/%d attempt %d failed: %s; it will be retried",
                     chunk_message.job_id,
@@ -166,7 +185,7 @@ class Worker:
                 await self.queue.extend(receipt, 0)
                 return None
             finishing = asyncio.ensure_future(
-                self._finish(bucket, result, pages_json, delivery, heartbeat)
+                self._finish(bucket, result, pages_json, delivery, heartbeat, halves)
             )
             return finishing
         except asyncio.CancelledError:
@@ -185,10 +204,14 @@ class Worker:
         pages_json: bytes,
         delivery: ChunkDelivery,
         heartbeat: asyncio.Task[None],
+        halves: list[_Half],
     ) -> None:
         """Write the result, then delete the message: a result never goes missing (rule 3).
-        The heartbeat keeps the message until then."""
+        A split's halves are written and sent first, so a split result never names a half
+        that is not on its way. The heartbeat keeps the message until then."""
         try:
+            if halves:
+                await self._send_halves(bucket, delivery.message, halves)
             await write_result_async(bucket, result, pages_json)
             await self.queue.delete(delivery.receipt)
             if result.status == "done":
@@ -262,6 +285,56 @@ class Worker:
             **base,
         )
         return done, pages_json
+
+    async def _halves(
+        self, bucket: AsyncBucket, message: ChunkMessage, result: ChunkResult
+    ) -> list[_Half]:
+        """The halves, with their PDFs, of a chunk of two pages or more that failed on
+        resources; none for any other result, or when its PDF cannot be cut again (the
+        failure then stands, and is retried whole as any other)."""
+        chunk = message.chunk
+        if result.error is None or result.error.code not in SPLIT_ON or chunk.pages < 2:
+            return []
+        halves = chunk.halves(message.chunk_count)
+        try:
+            pdf = await self._chunk_pdf(bucket, message)
+            pdfs = await asyncio.to_thread(cut_halves, pdf, chunk, halves)
+        except PagefleetError as exc:
+            log.warning("chunk %s/%d cannot be split: %s", message.job_id, chunk.index, exc)
+            return []
+        log.warning(
+            "chunk %s/%d (pages %d-%d) failed on %s; split at page %d",
+            message.job_id,
+            chunk.index,
+            chunk.first_page,
+            chunk.last_page,
+            result.error.code,
+            halves[1].first_page,
+        )
+        return list(zip(halves, pdfs, strict=True))
+
+    async def _send_halves(
+        self, bucket: AsyncBucket, message: ChunkMessage, halves: list[_Half]
+    ) -> None:
+        """Each half as a chunk of its own: its PDF, then its message. Done again by a repeat,
+        this writes the same keys and sends the same chunks (a twin's conversion)."""
+        await asyncio.gather(
+            *(
+                bucket.put(
+                    keys.chunk_pdf(message.job_id, half.index), pdf, content_type="application/pdf"
+                )
+                for half, pdf in halves
+            )
+        )
+        sent_at = time.time()
+        await asyncio.gather(
+            *(
+                self.queue.send(
+                    message.model_copy(update={"chunk": half, "sent_at": sent_at}).model_dump_json()
+                )
+                for half, _ in halves
+            )
+        )
 
     async def _chunk_pdf(self, bucket: AsyncBucket, message: ChunkMessage) -> bytes:
         key = keys.chunk_pdf(message.job_id, message.chunk.index)

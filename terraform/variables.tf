@@ -127,9 +127,14 @@ variable "chunk_pages" {
 }
 
 variable "visibility_timeout_s" {
-  description = "Chunk lease in seconds: how soon a dead runner's chunk is converted again; the heartbeat extends it (PAGEFLEET_VISIBILITY_TIMEOUT_S, the chunks queue's visibility timeout)."
+  description = "Chunk lease in seconds: how soon a dead runner's chunk is converted again; the heartbeat extends it (PAGEFLEET_VISIBILITY_TIMEOUT_S, the chunks queue's visibility timeout). At least two heartbeats (stack.json's settings.heartbeat_s), or the runner refuses to start."
   type        = number
   default     = null
+
+  validation {
+    condition     = var.visibility_timeout_s == null || try(var.visibility_timeout_s >= 2 * jsondecode(file("${path.module}/stack.json")).settings.heartbeat_s, false)
+    error_message = "visibility_timeout_s must be at least twice the runner's heartbeat (stack.json's settings.heartbeat_s): a lease that lapses before it is extended lets a second runner convert the chunk."
+  }
 }
 
 variable "convert_timeout_s" {

@@ -64,13 +64,14 @@ def test_run_without_input_converts_the_demo_set(tmp_path: Path) -> None:
 
 
 def _up(*args: str, env: dict[str, str] | None = None, stderr: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "cli", "up", *args],
-        stdout=subprocess.PIPE,
-        stderr=stderr.open("w"),
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
+    with stderr.open("w") as sink:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [sys.executable, "-m", "cli", "up", *args],
+            stdout=subprocess.PIPE,
+            stderr=sink,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
 
 
 def _banner(proc: subprocess.Popen[str]) -> tuple[str, str, list[str]]:

@@ -103,13 +103,16 @@ def test_bad_input_gets_a_clear_record_and_stays(pipeline: LocalPipeline, bucket
     [({"convert_timeout_s": 0.001}, "timeout"), ({"convert_memory_mb": 64}, "memory")],
 )
 def test_conversion_past_its_budget_is_stopped_and_recorded(
-    moto_server, settings: Settings, report: Path, budget: dict, code: str
+    moto_server, settings: Settings, tmp_path: Path, budget: dict, code: str
 ) -> None:
+    # A budget no page meets is tried on every page of the chunk (its halves down to the
+    # page: 2n - 1 conversions), so the document is a short one.
     settings = settings.model_copy(update={**budget, "max_attempts": 1, "chunk_pages": 100})
+    short = report_pdf(tmp_path / "short.pdf", sections=2, seed=11)
     with LocalPipeline(settings, workers=1, server=moto_server) as local:
         assert local.stack is not None
         bucket = Bucket(local.stack.s3, settings.bucket)
-        upload(bucket, "slow", report.read_bytes())
+        upload(bucket, "slow", short.read_bytes())
         record = wait_for_record(bucket, "slow")
         assert record.status == "failed"
         assert [c.error.code for c in record.chunks if c.error] == [code]

@@ -1,4 +1,4 @@
-"""Rule 5 inside the renderer: a document cut into chunks, prepared as the chunks land in any
+"""Rule 5 inside the renderer: a document cut into chunks, written as the chunks land in any
 order, renders byte for byte as the whole document at once, and the document-wide analysis
 merged from per-chunk statistics is the one counted over the whole document."""
 
@@ -10,15 +10,14 @@ from dataclasses import replace
 
 import pytest
 
-from pagefleet.layout.render import (
+from pagefleet.layout import (
     ChunkLayout,
-    _write,
-    _written,
     find_furniture,
-    prepare,
     render_chunks,
     render_document,
+    write_chunks,
 )
+from pagefleet.layout.replay import _write, _written
 from pagefleet.layout.schema import Block, Line, OutlineEntry, Page, Span, TextBlock
 
 WORDS = (
@@ -148,12 +147,12 @@ def _cut(rng: random.Random, n: int) -> list[tuple[int, int]]:
 
 
 def _landed_in(rng: random.Random, pages: list[Page], outline: list[OutlineEntry]) -> str:
-    """Chunks prepared as they land in a random order, then rendered once all are in."""
+    """Chunks written as they land in a random order, then rendered once all are in."""
     chunks = [ChunkLayout.of(pages[a:b], outline) for a, b in _cut(rng, len(pages))]
     order = list(range(len(chunks)))
     rng.shuffle(order)
     for k in range(1, len(order)):
-        prepare([chunks[i] for i in sorted(order[:k])], len(pages))
+        write_chunks([chunks[i] for i in sorted(order[:k])], len(pages))
     return render_chunks(chunks)
 
 
@@ -172,10 +171,10 @@ def test_random_chunkings_render_the_whole_document(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_merged_statistics_are_the_whole_documents(seed: int) -> None:
     pages, outline = generated(seed, pages=60)
-    whole_doc, _ = prepare([ChunkLayout.of(pages, outline)], len(pages))
+    whole_doc, _ = write_chunks([ChunkLayout.of(pages, outline)], len(pages))
     rng = random.Random(seed)
     chunks = [ChunkLayout.of(pages[a:b], outline) for a, b in _cut(rng, len(pages))]
-    doc, written = prepare(chunks, len(pages))
+    doc, written = write_chunks(chunks, len(pages))
     assert doc.body_size == whole_doc.body_size
     assert doc.levels == whole_doc.levels
     assert doc.bookmarked == whole_doc.bookmarked
@@ -200,7 +199,7 @@ def test_a_forecast_the_last_chunk_overturns_is_written_again() -> None:
     # chunks written before it landed are written again at the end.
     pages, outline = generated(3)
     chunks = [ChunkLayout.of(pages[a : a + 10], outline) for a in range(0, len(pages), 10)]
-    prepare(chunks[:-1], len(pages))
+    write_chunks(chunks[:-1], len(pages))
     before = [c.written for c in chunks[:-1]]
     assert render_chunks(chunks) == render_document(pages, outline)
     assert any(c.written is not b for c, b in zip(chunks, before, strict=False))
@@ -213,9 +212,9 @@ def test_the_body_size_tie_goes_to_the_size_seen_first() -> None:
 
     pages = [page(1, 10.0), page(2, 11.0), page(3, 12.0)]
     chunked = [ChunkLayout.of([p], ()) for p in pages]
-    prepare(chunked[1:], 3)  # the later pages land first
-    doc, _ = prepare(chunked, 3)
-    whole, _ = prepare([ChunkLayout.of(pages, ())], 3)
+    write_chunks(chunked[1:], 3)  # the later pages land first
+    doc, _ = write_chunks(chunked, 3)
+    whole, _ = write_chunks([ChunkLayout.of(pages, ())], 3)
     assert doc.body_size == whole.body_size == 10.0
     assert render_chunks(chunked) == render_document(pages)
 
@@ -225,7 +224,7 @@ def test_a_writing_redone_from_a_page_twice_is_the_writing_done_afresh() -> None
     # the chunk is written again from that page only, and must come out as if written afresh.
     pages, outline = generated(5)
     chunk = ChunkLayout.of(pages[:12], outline)
-    doc, _ = prepare([chunk], len(pages))
+    doc, _ = write_chunks([chunk], len(pages))
     marked = dict(doc.bookmarked)
     for pi, level in ((2, 2), (7, 0), (4, 1)):
         number = pages[pi]["number"]

@@ -8,11 +8,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 
 from embedded.demo import report_pdf
 from embedded.provision import Stack, create_stack
-from pagefleet import keys
+from pagefleet import keys, splitting
+from pagefleet.layout.outline import MAX_TITLE_CHARS, outline_budget, read_outline
 from pagefleet.models import ChunkResult, JobManifest, JobRecord, Source
 from pagefleet.queues import Queue
 from pagefleet.settings import Settings
@@ -21,7 +23,7 @@ from pagefleet.status import job_status
 from pagefleet.storage import Bucket
 from pagefleet.submission import upload
 from tests.conftest import corpus_dir
-from tests.hostile_pdfs import page_tree_loop
+from tests.hostile_pdfs import outline_bomb, page_tree_loop, shared_image_pages
 
 
 @pytest.fixture
@@ -168,6 +170,90 @@ def test_every_hostile_pdf_of_the_corpus_gets_a_job_or_a_coded_record(
         else:
             record = _record(bucket, f"bad/{path.stem}")
             assert record.error is not None and record.error.code, path.name
+
+
+@pytest.mark.parametrize(("bookmarks", "title_bytes"), [(1000, 50_000), (2000, 100_000)])
+def test_an_outline_bomb_makes_a_manifest_of_a_few_times_its_file(
+    stack: Stack,
+    bucket: Bucket,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    bookmarks: int,
+    title_bytes: int,
+) -> None:
+    # Bookmarks sharing one title object: 175 KB that named 50 MB of titles (a 50 MB manifest;
+    # 2,000 x 100 KB took 647 MB and 10 s). What is read of the titles is counted, not RSS.
+    pdf = outline_bomb(bookmarks, title_bytes)
+    read: list[int] = []
+    get_title = pdfium.PdfBookmark.get_title
+
+    def counted(item: pdfium.PdfBookmark) -> str:
+        title = get_title(item)
+        read.append(len(title))
+        return title
+
+    monkeypatch.setattr(pdfium.PdfBookmark, "get_title", counted)
+    outcome, source = _split(stack, bucket, upload(bucket, "bomb", pdf))
+    assert outcome == "split"
+    body = bucket.get(keys.manifest(source.job_id))
+    assert len(body) <= 2 * len(pdf)
+    assert sum(read) <= outline_budget(len(pdf)) < 4 * len(pdf)
+    outline = JobManifest.model_validate_json(body).outline
+    assert outline and all(len(entry["title"]) <= MAX_TITLE_CHARS for entry in outline)
+    # The whole document read in one process has the same outline (rule 5).
+    path = tmp_path / "bomb.pdf"
+    path.write_bytes(pdf)
+    assert read_outline(path) == outline
+
+
+def test_a_manifest_past_its_limit_fails_the_job_with_nothing_stored_or_sent(
+    stack: Stack, bucket: Bucket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for limit in (
+        "MANIFEST_FLOOR_BYTES",
+        "MANIFEST_BYTES_PER_PAGE",
+        "MANIFEST_BYTES_PER_UPLOAD_BYTE",
+    ):
+        monkeypatch.setattr(splitting, limit, 0)  # so that any manifest is over it
+    outcome, source = _split(stack, bucket, upload(bucket, "over", page_tree_loop(good_pages=3)))
+    assert outcome == "failed"
+    record = _record(bucket, "over")
+    assert record.error is not None and record.error.code == "too_large"
+    assert "bytes" in record.error.message
+    assert bucket.list_keys(keys.job_prefix(source.job_id)) == []
+    assert _chunks_queued(stack) == 0
+
+
+def test_chunks_that_copy_a_shared_image_stay_within_a_multiple_of_the_upload(
+    stack: Stack, bucket: Bucket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 64 one-page chunks of a 78 KB file each copy its 64 KB image: 4.3 MB, 55x the upload.
+    # Without the floor (64 MiB, for real documents' fonts) a small file shows the limit.
+    monkeypatch.setattr(splitting, "CHUNKS_FLOOR_BYTES", 0)
+    pdf = shared_image_pages(64, 64 * 1024)
+    outcome, source = _split(stack, bucket, upload(bucket, "shared", pdf))
+    assert outcome == "split"
+    stored = [
+        len(bucket.get(key)) for key in bucket.list_keys(keys.job_prefix(source.job_id) + "chunks/")
+    ]
+    assert 0 < sum(stored) <= splitting.CHUNKS_BYTES_PER_UPLOAD_BYTE * len(pdf)
+    assert _chunks_queued(stack) == len(stored)
+    # The pages past the limit are recorded as failed, so the job still ends (partial).
+    results = [
+        ChunkResult.model_validate_json(bucket.get(key))
+        for key in bucket.list_keys(keys.results_prefix(source.job_id))
+    ]
+    assert len(results) + len(stored) == 64
+    assert {(r.status, r.error.code if r.error else None) for r in results} == {
+        ("failed", "too_large")
+    }
+
+
+def _chunks_queued(stack: Stack) -> int:
+    attributes = stack.sqs.get_queue_attributes(
+        QueueUrl=stack.queue_urls["chunks"], AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"])
 
 
 def test_no_upload_reaches_the_record_of_a_refused_name(stack: Stack, bucket: Bucket) -> None:

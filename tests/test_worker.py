@@ -12,20 +12,25 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 
 from bench.pipeline.synthetic import synthetic_pdf
 from embedded.demo import report_pdf
 from embedded.pipeline import LocalPipeline
 from pagefleet import keys
-from pagefleet.models import ChunkMessage, ChunkResult
+from pagefleet.layout import render_document
+from pagefleet.layout.outline import read_outline
+from pagefleet.models import ChunkMessage, ChunkResult, JobManifest, JobRecord
 from pagefleet.settings import Settings, settings_env
 from pagefleet.storage import AsyncBucket, Bucket
 from pagefleet.submission import upload
 from runner import worker
+from runner.converters.text_layer.page import extract_page
 from runner.worker import Worker
 from runner.worker_state import WorkerState
-from tests.conftest import wait_for_record
+from tests.conftest import fresh_settings, wait_for_record
+from tests.hostile_pdfs import dense_text_page
 
 
 @pytest.fixture(scope="module")
@@ -239,3 +244,124 @@ def test_the_next_chunk_converts_while_the_last_result_is_still_being_written(
         record = wait_for_record(bucket, "two")
     assert record.status == "done" and sorted(began) == [0, 1]
     assert _queue_counts(local) == (0, 0)
+
+
+# A page of a million characters: the text layer's conversion child, which idles at 60-90 MB
+# and stays there on the report's pages, passes this within a second or two of starting on it
+# and grows on for seconds, to some 400 MB: the memory watchdog stops it however loaded the
+# machine, and nothing else comes near it.
+DENSE_PAGE = 7
+MEMORY_MB = 160
+
+
+@pytest.fixture(scope="module")
+def dense_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 12-page report with a page of a million characters inserted as page 7."""
+    folder = tmp_path_factory.mktemp("dense")
+    report = pdfium.PdfDocument(report_pdf(folder / "report.pdf", sections=24, seed=4))
+    dense = pdfium.PdfDocument(dense_text_page(1_000_000))
+    doc = pdfium.PdfDocument.new()
+    try:
+        doc.import_pages(report, list(range(DENSE_PAGE - 1)))
+        doc.import_pages(dense)
+        doc.import_pages(report, list(range(DENSE_PAGE - 1, len(report))))
+        path = folder / "dense.pdf"
+        doc.save(path)
+    finally:
+        for pdf in (doc, dense, report):
+            pdf.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def split_job(moto_server, dense_pdf: Path) -> Iterator[tuple[LocalPipeline, Bucket, JobRecord]]:
+    """The dense document converted by a runner whose conversions may take MEMORY_MB, in
+    chunks of 8 text pages' estimate (the splitter's sample counts the dense page in its mean,
+    so no chunk is cut around it)."""
+    settings = fresh_settings(moto_server).model_copy(
+        update={"chunk_pages": 8, "convert_memory_mb": MEMORY_MB, "max_attempts": 1}
+    )
+    with LocalPipeline(settings, workers=1, server=moto_server) as local:
+        assert local.stack is not None
+        bucket = Bucket(local.stack.s3, local.settings.bucket)
+        upload(bucket, "dense", dense_pdf.read_bytes())
+        yield local, bucket, wait_for_record(bucket, "dense")
+
+
+def test_a_page_past_the_memory_budget_costs_only_itself(
+    split_job: tuple[LocalPipeline, Bucket, JobRecord], dense_pdf: Path
+) -> None:
+    _, bucket, record = split_job
+    assert record.status == "partial"
+    # The record names the lost page and no other; its ranges cover the document once, in order.
+    failed = [(c.first_page, c.last_page, c.error.code) for c in record.chunks if c.error]
+    assert failed == [(DENSE_PAGE, DENSE_PAGE, "memory")]
+    pages = [page for c in record.chunks for page in range(c.first_page, c.last_page + 1)]
+    assert pages == list(range(1, record.pages + 1))
+    # The planned chunk holding it was split in halves, and the half holding it again, down to
+    # the page.
+    manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(record.job_id)))
+    (planned,) = [c for c in manifest.chunks if c.first_page <= DENSE_PAGE <= c.last_page]
+    assert planned.pages >= 4
+    chunk, splits = planned, 0
+    while chunk.pages > 1:
+        result = ChunkResult.model_validate_json(
+            bucket.get(keys.chunk_result(record.job_id, chunk.index))
+        )
+        assert result.status == "split" and result.error and result.error.code == "memory"
+        (chunk,) = [h for h in result.halves if h.first_page <= DENSE_PAGE <= h.last_page]
+        splits += 1
+    assert splits >= 2
+    # What converted is the whole document's conversion in one process, less that page
+    # (rule 5): each side of it as a document of its own, the note naming the page between.
+    doc = pdfium.PdfDocument(dense_pdf)
+    try:
+        before, after = (
+            [extract_page(doc, i, i + 1, "auto", 0) for i in pages]
+            for pages in (range(DENSE_PAGE - 1), range(DENSE_PAGE, len(doc)))
+        )
+    finally:
+        doc.close()
+    outline = read_outline(dense_pdf)
+    note = (
+        f"> **pagefleet:** page {DENSE_PAGE} could not be converted (memory: conversion grew "
+        f"past {MEMORY_MB} MB and was stopped).\n"
+    )
+    expected = "\n".join(
+        [
+            render_document(before, outline),
+            note,
+            render_document(after, outline),
+        ]
+    )
+    assert bucket.get(keys.outbox_markdown("dense")).decode() == expected
+
+
+def test_a_redelivered_split_chunk_is_dropped_not_split_again(
+    split_job: tuple[LocalPipeline, Bucket, JobRecord], tmp_path: Path
+) -> None:
+    """The lease of a chunk its worker split ran out before the delete: the chunk comes back,
+    and is neither converted nor split again (rule 1), since its halves were sent before its
+    split result was written."""
+    local, bucket, record = split_job
+    local.stop_runners()
+    assert local.stack is not None
+    sqs, url = local.stack.sqs, local.stack.queue_urls["chunks"]
+    manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(record.job_id)))
+    (planned,) = [c for c in manifest.chunks if c.first_page <= DENSE_PAGE <= c.last_page]
+    written = bucket.list_etags(keys.job_prefix(record.job_id))
+    message = ChunkMessage(
+        job_id=record.job_id,
+        bucket=bucket.name,
+        chunk=planned,
+        chunk_count=len(manifest.chunks),
+        sent_at=time.time(),
+    )
+    sqs.send_message(QueueUrl=url, MessageBody=message.model_dump_json())
+    # Received once and let go: the next receipt is its second, as after a lapsed lease.
+    received = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5, VisibilityTimeout=0)
+    assert len(received["Messages"]) == 1
+    stderr = _burst_worker(local, tmp_path)
+    assert b"was split already; message dropped" in stderr
+    assert _queue_counts(local) == (0, 0)  # no half sent again
+    assert bucket.list_etags(keys.job_prefix(record.job_id)) == written  # nothing rewritten

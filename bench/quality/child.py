@@ -60,8 +60,8 @@ def ours_child(pdf_path: Path) -> dict[str, Any]:
     """Convert ``pdf_path`` as the pipeline does, then time pdftext's plain text on it."""
     from pdftext.extraction import plain_text_output
 
+    from pagefleet.layout import find_furniture, render_document
     from pagefleet.layout.outline import read_outline
-    from pagefleet.layout.render import find_furniture, render_document
     from pagefleet.layout.schema import OutlineEntry, Page
     from pagefleet.layout.segment import line_text
     from runner.converters.text_layer import extract_pages

@@ -235,6 +235,24 @@ run "reserved_bucket_suffix_refused" {
   expect_failures = [var.bucket_name]
 }
 
+run "a_lease_shorter_than_two_heartbeats_refused" {
+  command = plan
+
+  variables {
+    visibility_timeout_s = 30
+  }
+
+  expect_failures = [var.visibility_timeout_s]
+}
+
+run "a_lease_of_two_heartbeats_plans" {
+  command = plan
+
+  variables {
+    visibility_timeout_s = 40
+  }
+}
+
 run "alarm_emails_make_a_topic" {
   command = plan
 

@@ -549,6 +549,21 @@ resource "aws_iam_role_policy" "task" {
         Resource = ["${var.bucket_arn}/jobs/*/results/*", "${var.bucket_arn}/jobs/*/assets/*"]
       },
       {
+        # runner/worker.py: a chunk that fails on time or memory is split; its halves' PDFs
+        # go beside it, and a redelivered chunk's result says whether it was split already.
+        Sid      = "SplitChunks"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject", "s3:PutObject"]
+        Resource = ["${var.bucket_arn}/jobs/*/chunks/*", "${var.bucket_arn}/jobs/*/results/*"]
+      },
+      {
+        # The halves' messages.
+        Sid      = "SendHalves"
+        Effect   = "Allow"
+        Action   = ["sqs:SendMessage"]
+        Resource = [var.chunks_queue_arn]
+      },
+      {
         Sid      = "UseDataKey"
         Effect   = "Allow"
         Action   = ["kms:Decrypt", "kms:GenerateDataKey"]

@@ -1,0 +1,140 @@
+"""Page furniture: running heads and feet repeated across pages, and page numbers.
+
+A page's candidates are the lines in its top or bottom margin that are set off from the body;
+a candidate is furniture when its text, digits ignored, recurs in the same margin on enough of
+the document's pages, or when it is only a page number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
+
+from pagefleet.layout.schema import Line, Page
+from pagefleet.layout.segment import line_text
+
+# Lines this close to the top or bottom edge (share of the page height) may be headers/footers.
+_MARGIN = 0.12
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+_PAGE_NUMBER = re.compile(
+    r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
+)
+
+
+class LineRef(NamedTuple):
+    """A line of a sequence of pages."""
+
+    page_index: int  # of the page in the sequence
+    block: int
+    line: int
+
+
+class MarginKey(NamedTuple):
+    """A margin line's identity across pages."""
+
+    band: str  # "top" or "bottom"
+    text: str  # digits as "#"
+
+
+# A line with its place on the page: (top, bottom, block index, line index, line); a plain
+# tuple, as one is built per line (see pagefleet.layout.writer).
+_Placed = tuple[float, float, int, int, Line]
+
+
+def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
+    """Lines that are page furniture: headers and footers repeated across pages, page numbers.
+
+    A candidate lies in the top or bottom margin and is set off from the body by the widest
+    gap between the body's edge and the page's edge; it is furniture when its text, digits
+    ignored, recurs in the same margin on several pages, or when it is only a page number.
+    """
+    margins = [margin_candidates(page) for page in pages]
+    counts: Counter[MarginKey] = Counter()
+    for found in margins:
+        counts.update(found.keys())
+    furniture = furniture_among(counts, counts, len(pages), len(pages))
+    return {
+        LineRef(pi, bi, li)
+        for pi, found in enumerate(margins)
+        for key, places in found.items()
+        if key in furniture
+        for bi, li in places
+    }
+
+
+def furniture_among(
+    keys: Iterable[MarginKey], counts: Counter[MarginKey], seen: int, total: int
+) -> frozenset[MarginKey]:
+    """Which of ``keys`` are furniture in a document of ``total`` pages, given on how many of
+    the ``seen`` pages in hand each key is (``counts``): its pages, extrapolated to ``total``,
+    reach the threshold, or it is a page number."""
+    need = _need(total)
+    return frozenset(
+        key for key in keys if counts[key] * total >= need * seen or _PAGE_NUMBER.match(key.text)
+    )
+
+
+def _need(total: int) -> int:
+    """Pages a margin line must recur on to be furniture. Short documents need the line on
+    2-3 pages; long ones on 5% of them, so that a table row or a title that recurs a few times
+    in 400 pages stays."""
+    return 2 if total <= 3 else max(3, math.ceil(0.05 * total))
+
+
+def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
+    """The page's margin-line candidates by key, with their (block, line) places."""
+    found: dict[MarginKey, list[tuple[int, int]]] = {}
+    for band, bi, li, line in _margin_lines(page):
+        found.setdefault(MarginKey(band, _furniture_key(line_text(line))), []).append((bi, li))
+    return found
+
+
+def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
+    """(band, block index, line index, line) of the lines set off in the top/bottom margin."""
+    height = page["height"] or 1.0
+    placed = sorted(
+        (
+            (line["bbox"][1], line["bbox"][3], bi, li, line)
+            for bi, block in enumerate(page["blocks"])
+            if "lines" in block
+            for li, line in enumerate(block["lines"])
+        ),
+        key=lambda item: item[0],
+    )
+    if not placed:
+        return
+    top = [item for item in placed if item[1] <= height * _MARGIN]
+    if len(top) < len(placed):
+        # The top margin's lines above the widest gap before the body.
+        cut = _widest_gap([*top, placed[len(top)]])
+        for _, _, bi, li, line in top[:cut]:
+            yield "top", bi, li, line
+    bottom = [item for item in placed if item[0] >= height * (1 - _MARGIN)]
+    if len(bottom) < len(placed):
+        first = len(placed) - len(bottom)
+        cut = _widest_gap(placed[first - 1 :])
+        for _, _, bi, li, line in placed[first - 1 + cut :] if cut else ():
+            yield "bottom", bi, li, line
+
+
+def _widest_gap(items: list[_Placed]) -> int:
+    """Index after which the widest vertical gap (at least half a line) in ``items`` lies."""
+    best, at = 0.0, 0
+    reach = items[0][1]
+    for i in range(1, len(items)):
+        gap = items[i][0] - reach
+        if gap > best and gap >= 0.5 * (items[i][1] - items[i][0]):
+            best, at = gap, i
+        reach = max(reach, items[i][1])
+    return at
+
+
+def _furniture_key(text: str) -> str:
+    text = _SPACES.sub(" ", text.strip().lower())
+    # Digits vary from page to page in running heads ("Page 3", "2.3.59-12"), but a line
+    # of numbers only (a table row) must match exactly to count as repeated.
+    return _DIGITS.sub("#", text) if any(c.isalpha() for c in text) or len(text) <= 4 else text

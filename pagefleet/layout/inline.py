@@ -1,0 +1,117 @@
+"""Inline Markdown: a block's lines as one run of text, line breaks joined and hyphenation
+repaired, with bold, italic, links and the escaping that keeps plain text plain."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Iterator
+
+from pagefleet.layout.schema import Line, Span
+from pagefleet.layout.segment import line_text
+
+_SPACES = re.compile(r"\s+")
+# Han, kana and CJK punctuation and full-width forms.
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# The words hyphenation is repaired against: the document's vocabulary counts these.
+WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_ESCAPE = re.compile(r"([\\`*_\[\]<>])")
+_BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
+
+
+def strip_prefix(lines: list[Line], count: int) -> list[Line]:
+    """The lines without the first ``count`` characters (a list marker)."""
+    spans: list[Span] = []
+    for span in lines[0]["spans"]:
+        text = span["t"]
+        if count >= len(text):
+            count -= len(text)
+            continue
+        spans.append({**span, "t": text[count:].lstrip() if count else text})
+        count = 0
+    return [{**lines[0], "spans": spans}, *lines[1:]]
+
+
+def _segments(
+    lines: list[Line], vocabulary: Container[str]
+) -> Iterator[tuple[str, bool, bool, str]]:
+    """(text, bold, italic, url) runs of a paragraph, lines joined and hyphenation repaired."""
+    for i, line in enumerate(lines):
+        spans = line["spans"]
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        for j, span in enumerate(spans):
+            text = span["t"]
+            if j == len(spans) - 1 and nxt is not None:
+                text = _join(text, nxt, vocabulary)
+            yield text, bool(span.get("b")), bool(span.get("i")), span.get("u", "")
+
+
+def _join(text: str, nxt: Line, vocabulary: Container[str]) -> str:
+    """The end of a line as it reads before the next line: hyphen dropped or a space added."""
+    stripped = text.rstrip()
+    if stripped and _CJK.match(stripped[-1]) and _CJK.match(line_text(nxt).lstrip()[:1]):
+        return stripped  # Chinese and Japanese wrap between characters, with no space
+    if not stripped.endswith("-") or len(stripped) < 2 or not stripped[-2].isalpha():
+        return stripped + " "
+    following = line_text(nxt)  # only read where a hyphen or a CJK character asks
+    head = WORD.findall(stripped[:-1])
+    tail = WORD.findall(following)
+    if not head or not tail or not following.lstrip()[:1].isalpha():
+        return stripped
+    joined = (head[-1] + tail[0]).lower()
+    hyphenated = f"{head[-1]}-{tail[0]}".lower()
+    if joined in vocabulary or (hyphenated not in vocabulary and following.lstrip()[0].islower()):
+        return stripped[:-1]
+    return stripped
+
+
+def inline_markdown(lines: list[Line], vocabulary: Container[str]) -> str:
+    """Paragraph text with bold, italic and links as Markdown."""
+    # (pieces, bold, italic, url): pieces are joined once, a paragraph can have 1000s of spans
+    runs: list[tuple[list[str], bool, bool, str]] = []
+    for text, bold, italic, url in _segments(lines, vocabulary):
+        if runs and (runs[-1][1:] == (bold, italic, url) or not (text.strip() or url)):
+            runs[-1][0].append(text)
+        else:
+            runs.append(([text], bold, italic, url))
+    out = []
+    for pieces, bold, italic, url in runs:
+        text = "".join(pieces)
+        core = text.strip()
+        if not core:
+            out.append(text)
+            continue
+        lead = text[: len(text) - len(text.lstrip())]
+        trail = text[len(text.rstrip()) :]
+        md = escape(core)
+        # Emphasis on a lone symbol (a footnote star, a bullet) only adds noise.
+        if not any(c.isalnum() for c in core):
+            bold = italic = False
+        if italic:
+            md = f"*{md}*"
+        if bold:
+            md = f"**{md}**"
+        if url:
+            md = f"[{md}]({url.replace(' ', '%20').replace(')', '%29')})"
+        out.append(lead + md + trail)
+    return _SPACES.sub(" ", "".join(out)).strip()
+
+
+def plain_text(lines: list[Line], vocabulary: Container[str]) -> str:
+    """Paragraph text without emphasis or links (a heading, a plot's labels), escaped."""
+    text = "".join(seg[0] for seg in _segments(lines, vocabulary))
+    return escape(_SPACES.sub(" ", text).strip())
+
+
+def escape(text: str) -> str:
+    """Text with the characters that would start inline Markdown escaped."""
+    return _ESCAPE.sub(r"\\\1", text)
+
+
+def escape_block_start(text: str) -> str:
+    """Keep a paragraph that starts like Markdown block syntax a paragraph."""
+    return "\\" + text if _BLOCK_START.match(text) else text
+
+
+def table_cell(text: str) -> str:
+    """A cell's text on one line, escaped, its pipes too."""
+    return escape(_SPACES.sub(" ", text).strip()).replace("|", "\\|")

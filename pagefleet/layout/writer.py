@@ -1,0 +1,210 @@
+"""The Markdown writer: a document's blocks in reading order in, Markdown parts out.
+
+What carries from one block to the next (an open paragraph that the next page may continue,
+footnotes waiting for it to end, the list's indents) is the writer's state; two writers in the
+same state write the same from there, which is what lets a chunk be written on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from dataclasses import dataclass, field
+
+from pagefleet.layout.inline import (
+    escape,
+    escape_block_start,
+    inline_markdown,
+    plain_text,
+    strip_prefix,
+    table_cell,
+)
+from pagefleet.layout.schema import Block, TextBlock
+from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_text
+
+# The records built per block are plain tuples, not NamedTuples: building a NamedTuple costs
+# several times as much, and with them rendering took 5-8% longer.
+# (kind, markdown): kind is "para", "heading", "bullet", "ordered", "note" or "table".
+Part = tuple[str, str]
+# A block for the writer: (kind, block, page number, heading level); kind is "table",
+# "figure", "note" or "text".
+Event = tuple[str, Block, int, int | None]
+# What the writer's next steps depend on (see Writer.state).
+WriterState = tuple[
+    tuple[int, int, int, int] | None,
+    tuple[str, ...],
+    tuple[float, ...],
+    tuple[int, float] | None,
+    Part | None,
+]
+
+
+def separator(before: str, kind: str) -> str:
+    """Items of one list ("bullet", "ordered") are joined by a single newline."""
+    return "\n" if kind == before and kind in ("bullet", "ordered") else "\n\n"
+
+
+@dataclass
+class Joined:
+    """Parts as Markdown, with each part's span in it, so that any run of them is a slice."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+    @classmethod
+    def of(cls, parts: list[Part]) -> Joined:
+        pieces: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        at = 0
+        for i, (kind, text) in enumerate(parts):
+            if i:
+                between = separator(parts[i - 1][0], kind)
+                pieces.append(between)
+                at += len(between)
+            pieces.append(text)
+            starts.append(at)
+            at += len(text)
+            ends.append(at)
+        return cls("".join(pieces), starts, ends)
+
+
+@dataclass
+class Writer:
+    """Blocks to Markdown parts, a block at a time (:meth:`apply`)."""
+
+    vocabulary: Container[str]
+    parts: list[Part] = field(default_factory=list)
+    # The paragraph being built stays open until the next block, which may continue it.
+    open_para: TextBlock | None = None
+    open_page: int = 0
+    # Footnotes wait for the paragraph they interrupt to end.
+    notes: list[str] = field(default_factory=list)
+    list_indents: list[float] = field(default_factory=list)
+    list_at: tuple[int, float] = (0, 0.0)  # page and top of the last list item
+
+    def apply(self, event: Event) -> None:
+        kind, block, page, level = event
+        if "rows" in block:
+            self.table(block["rows"])
+        elif kind == "figure":
+            self.figure(block)
+        elif kind == "note":
+            self.footnote(block)
+        else:
+            self.block(block, page, level)
+
+    def state(self, page: int) -> WriterState:
+        """All that the writing of blocks from ``page`` on depends on: two writers in the same
+        state write the same from there. The open paragraph is told by its first and last
+        line objects and its length; the last list item's place only counts on its page."""
+        para = self.open_para
+        return (
+            None
+            if para is None
+            else (self.open_page, id(para["lines"][0]), id(para["lines"][-1]), len(para["lines"])),
+            tuple(self.notes),
+            tuple(self.list_indents),
+            self.list_at if self.list_at[0] == page else None,
+            self.parts[-1] if self.parts else None,
+        )
+
+    def resume(self, vocabulary: Container[str], last: Part | None) -> Writer:
+        """A writer in this one's state, whose parts so far end in ``last``."""
+        para = self.open_para
+        return Writer(
+            vocabulary,
+            [last] if last is not None else [],
+            None if para is None else {"bbox": para["bbox"], "lines": list(para["lines"])},
+            self.open_page,
+            list(self.notes),
+            list(self.list_indents),
+            self.list_at,
+        )
+
+    def block(self, block: TextBlock, page: int, level: int | None) -> None:
+        para = self.open_para
+        if level is None and para is not None and self._broken(para, block, page):
+            para["lines"].extend(block["lines"])
+            self.open_page = page
+            return
+        self.close()
+        if level is not None:
+            self.list_indents.clear()
+            text = plain_text(block["lines"], self.vocabulary)
+            if level == 0 and self.parts and self.parts[-1][0] == "heading":
+                self.parts[-1] = ("heading", self.parts[-1][1] + " " + text)
+            else:
+                self.parts.append(("heading", "#" * max(level, 1) + " " + text))
+            return
+        marker = LIST_MARKER.match(line_text(block["lines"][0]))
+        if marker:
+            self._list_item(block, marker.group(), page)
+            return
+        self.list_indents.clear()
+        self.open_para = {"bbox": block["bbox"], "lines": list(block["lines"])}
+        self.open_page = page
+
+    def _broken(self, para: TextBlock, block: TextBlock, page: int) -> bool:
+        """Whether ``block`` picks up ``para`` after a page or column break."""
+        new_column = block["bbox"][1] < para["lines"][-1]["bbox"][1]
+        return (page != self.open_page or new_column) and continues(para, block)
+
+    def figure(self, block: TextBlock) -> None:
+        """The labels of a plot, as one paragraph of plain text."""
+        self.close()
+        self.list_indents.clear()
+        text = plain_text(block["lines"], self.vocabulary)
+        if text:
+            self.parts.append(("para", escape_block_start(text)))
+
+    def footnote(self, block: TextBlock) -> None:
+        text = inline_markdown(block["lines"], self.vocabulary)
+        if self.open_para is None:
+            self.parts.append(("note", escape_block_start(text)))
+        else:
+            self.notes.append(escape_block_start(text))
+
+    def table(self, rows: list[list[str]]) -> None:
+        self.close()
+        self.list_indents.clear()
+        width = max(len(row) for row in rows)
+        cells = [[table_cell(c) for c in row] + [""] * (width - len(row)) for row in rows]
+        lines = ["| " + " | ".join(cells[0]) + " |", "|" + " --- |" * width]
+        lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
+        self.parts.append(("table", "\n".join(lines)))
+
+    def close(self) -> None:
+        """End the open paragraph, and write the footnotes that waited for it."""
+        if self.open_para is not None:
+            text = inline_markdown(self.open_para["lines"], self.vocabulary)
+            if text:
+                self.parts.append(("para", escape_block_start(text)))
+            self.open_para = None
+        self.parts.extend(("note", note) for note in self.notes)
+        self.notes.clear()
+
+    def _list_item(self, block: TextBlock, marker: str, page: int) -> None:
+        x0 = block["lines"][0]["bbox"][0]
+        top = block["bbox"][1]
+        if page == self.list_at[0] and top < self.list_at[1] - 1:
+            # Higher up the same page than the item before: the next column, whose items
+            # are not nested under the last one of the column before.
+            self.list_indents.clear()
+        self.list_at = (page, top)
+        while self.list_indents and x0 < self.list_indents[-1] - 2:
+            self.list_indents.pop()
+        if not self.list_indents or x0 > self.list_indents[-1] + 2:
+            self.list_indents.append(x0)
+        depth = len(self.list_indents) - 1
+        lines = strip_prefix(block["lines"], len(marker))
+        text = inline_markdown(lines, self.vocabulary)
+        symbol = marker.strip().strip("()")
+        kind = "bullet"
+        if symbol[:1] in BULLETS:
+            bullet = "- "
+        elif symbol[:-1].isdigit():
+            kind, bullet = "ordered", f"{symbol[:-1]}. "
+        else:
+            bullet = "- " + escape(marker.strip()) + " "
+        self.parts.append((kind, "    " * depth + bullet + text))
