@@ -44,12 +44,25 @@ log = logging.getLogger(__name__)
 LOCAL_POLL_WAIT_S = 1
 # Concurrent environments per function at most (Lambda scales an SQS mapping up with the
 # backlog); the dead-letter consumers see a trickle.
-CONCURRENCY = {"splitter": 4, "completion": 3, "upload-dead-letters": 1, "chunk-dead-letters": 1}
+CONCURRENCY = {
+    "splitter": 4,
+    "completion": 3,
+    "upload-dead-letters": 1,
+    "chunk-dead-letters": 1,
+    "completion-dead-letters": 1,
+}
+# name: (queue role, whether it consumes that role's DLQ, entry point). Every DLQ has one
+# (rule 3), as on AWS (terraform/modules/functions).
 FUNCTIONS = {
     "splitter": ("ingest", False, "handlers.splitter:lambda_handler"),
     "completion": ("completion", False, "handlers.completion:lambda_handler"),
     "upload-dead-letters": ("ingest", True, "handlers.splitter:dead_letter_handler"),
     "chunk-dead-letters": ("chunks", True, "handlers.completion:dead_letter_handler"),
+    "completion-dead-letters": (
+        "completion",
+        True,
+        "handlers.completion:completion_dead_letter_handler",
+    ),
 }
 
 

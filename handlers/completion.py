@@ -1,4 +1,5 @@
-"""Lambdas: chunk results -> the assembled document; dead chunk messages -> failed chunks."""
+"""Lambdas: chunk results -> the assembled document; dead chunk messages -> failed chunks; dead
+completion messages -> a failed record, or a report of what named no job."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers import clients
 from pagefleet import keys
+from pagefleet.aws import is_transient
 from pagefleet.chunk_results import dead_letter_result, write_result
-from pagefleet.completion import CompletionOutcome, complete_job
+from pagefleet.completion import CompletionOutcome, complete_job, record_dead_completion
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import ChunkMessage
 from pagefleet.settings import Settings
@@ -30,6 +32,7 @@ from pagefleet.settings import Settings
 # Lambda and the embedded stack give each function environments of its own).
 processor = BatchProcessor(event_type=EventType.SQS)
 dead_letter_processor = BatchProcessor(event_type=EventType.SQS)
+completion_dead_letter_processor = BatchProcessor(event_type=EventType.SQS)
 logger = Logger(service="pagefleet-completion")
 metrics = Metrics(namespace="pagefleet", service="completion")
 
@@ -78,6 +81,52 @@ def dead_letter_record_handler(record: SQSRecord) -> None:
     metrics.add_metric(name="ChunksDeadLettered", unit=MetricUnit.Count, value=1)
 
 
+def completion_dead_letter_record_handler(record: SQSRecord) -> None:
+    """A completion message that failed every delivery. Nothing reads the completion DLQ after
+    this, so whatever it holds is recorded (a failed record for its job) or reported (an error
+    log and a metric, beside the DLQ's alarm): never dropped unseen (rule 3). Only a transient
+    fault keeps the message, to be tried again; anything else would fail the same way until the
+    DLQ's retention ended it silently."""
+    receive_count = int(record.attributes.approximate_receive_count or 0)
+    settings = Settings()
+    try:
+        sources = list(sources_in_sqs_body(record.body))
+    except Exception as exc:
+        _report_unrecorded(record, None, f"not an S3 event: {exc!r}")
+        return
+    for source in sources:
+        try:
+            parsed = keys.job_of_result(source.key)
+            if parsed is None:
+                _report_unrecorded(record, source.key, "not the key of a chunk result")
+                continue
+            bucket = clients.bucket(settings, source.bucket)
+            outcome = record_dead_completion(bucket, parsed[0], receive_count)
+        except Exception as exc:
+            if is_transient(exc):
+                raise
+            _report_unrecorded(record, source.key, repr(exc))
+            continue
+        if outcome == "unrecorded":
+            _report_unrecorded(record, source.key, "its job has no readable manifest")
+            continue
+        logger.warning(
+            "dead completion message handled",
+            extra={"key": source.key, "job_id": parsed[0], "outcome": outcome},
+        )
+        metrics.add_metric(
+            name=f"CompletionsDeadLettered_{outcome}", unit=MetricUnit.Count, value=1
+        )
+
+
+def _report_unrecorded(record: SQSRecord, key: str | None, why: str) -> None:
+    logger.error(
+        "dead completion message names no job to record; reported and dropped",
+        extra={"message_id": record.message_id, "key": key, "why": why, "body": record.body[:4096]},
+    )
+    metrics.add_metric(name="CompletionsDeadLettered_unrecorded", unit=MetricUnit.Count, value=1)
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
@@ -99,5 +148,18 @@ def dead_letter_handler(
         event=event,
         record_handler=dead_letter_record_handler,
         processor=dead_letter_processor,
+        context=context,
+    )
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def completion_dead_letter_handler(
+    event: dict[str, Any], context: LambdaContext
+) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event,
+        record_handler=completion_dead_letter_record_handler,
+        processor=completion_dead_letter_processor,
         context=context,
     )

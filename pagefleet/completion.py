@@ -18,8 +18,10 @@ from pydantic import ValidationError
 
 from pagefleet import keys
 from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
+from pagefleet.aws import is_transient
+from pagefleet.errors import ErrorCode
 from pagefleet.gc_pause import paused_gc
-from pagefleet.models import ChunkResult, ChunkSpec, JobManifest
+from pagefleet.models import ChunkResult, ChunkSpec, ErrorInfo, JobManifest, JobRecord
 from pagefleet.outbox import Superseded, placement, publish
 from pagefleet.storage import Bucket, NotFound
 
@@ -28,6 +30,9 @@ log = logging.getLogger(__name__)
 # "already": a twin completion published this job; "superseded": a newer upload of the key did;
 # "unreadable": its manifest is not one pagefleet wrote (a user's object under jobs/).
 CompletionOutcome = Literal["published", "waiting", "already", "superseded", "unreadable"]
+# What a dead-lettered completion came to: a last check's outcome, a failed record ("failed"),
+# or nothing it could record ("unrecorded": no readable manifest names an upload).
+DeadCompletionOutcome = CompletionOutcome | Literal["failed", "unrecorded"]
 
 
 def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
@@ -41,6 +46,45 @@ def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
     """
     with paused_gc():
         return _complete(bucket, job_id)
+
+
+def record_dead_completion(
+    bucket: Bucket, job_id: str, receive_count: int
+) -> DeadCompletionOutcome:
+    """A job whose completion message reached the completion DLQ (rule 3): checked once more,
+    and if that fails too, ended with a failed record, so its upload still gets one. A
+    transient fault is raised (the message stays, to be tried again); a job whose manifest is
+    gone or unreadable has no upload to record against: "unrecorded", for the caller to report.
+    """
+    try:
+        manifest = _manifest(bucket, job_id)
+    except (NotFound, ValidationError):
+        return "unrecorded"
+    try:
+        return complete_job(bucket, job_id)
+    except Exception as exc:
+        if is_transient(exc):
+            raise
+        cause = exc
+    log.warning("job %s: its completion keeps failing (%r); recorded as failed", job_id, cause)
+    record = JobRecord(
+        status="failed",
+        job_id=job_id,
+        source=manifest.source,
+        pages=manifest.pages,
+        plan=manifest.plan,
+        error=ErrorInfo(
+            code=ErrorCode.DEAD_LETTER,
+            message=f"the completion step failed on this job {receive_count} times "
+            f"({type(cause).__name__}); its logs say why",
+        ),
+        finished_at=time.time(),
+    )
+    try:
+        publish(bucket, manifest.rel, record)
+    except Superseded:
+        return "superseded"
+    return "failed"
 
 
 def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:

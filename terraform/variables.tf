@@ -160,13 +160,14 @@ variable "lambda_package_path" {
 }
 
 variable "lambda_reserved_concurrency" {
-  description = "Reserved concurrency per function (splitter, completion, dead_letter, upload_dead_letter); -1 leaves one unreserved (accounts with a small concurrency quota need that)."
+  description = "Reserved concurrency per function (splitter, completion, dead_letter, upload_dead_letter, completion_dead_letter); -1 leaves one unreserved (accounts with a small concurrency quota need that)."
   type        = map(number)
   default = {
-    splitter           = 10
-    completion         = 5
-    dead_letter        = 2
-    upload_dead_letter = 2
+    splitter               = 10
+    completion             = 5
+    dead_letter            = 2
+    upload_dead_letter     = 2
+    completion_dead_letter = 2
   }
 }
 

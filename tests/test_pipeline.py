@@ -7,18 +7,19 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
 
 from embedded.demo import report_pdf
-from embedded.pipeline import LocalPipeline
+from embedded.pipeline import FUNCTIONS, LocalPipeline
 from pagefleet import keys
 from pagefleet.completion import complete_job
-from pagefleet.models import JobManifest, JobRecord, Source
+from pagefleet.models import ChunkSpec, JobManifest, JobRecord, Source
 from pagefleet.settings import Settings
-from pagefleet.stack import notification_configuration
+from pagefleet.stack import notification_configuration, queue_specs
 from pagefleet.status import job_status, jobs_finished
 from pagefleet.storage import Bucket
 from pagefleet.submission import await_records, upload
@@ -394,3 +395,85 @@ def test_an_upload_named_only_pdf_gets_a_record(pipeline: LocalPipeline, bucket:
     record = JobRecord.model_validate_json(bucket.get(keys.outbox_record("")))
     assert record.source.key == "inbox/.pdf"
     assert record.error is not None and record.error.code == "bad_key"
+
+
+def test_every_dlq_has_a_consumer() -> None:
+    """Rule 3: what lands in a DLQ nothing reads is never seen again."""
+    consumed = {role for role, dead_letters, _ in FUNCTIONS.values() if dead_letters}
+    assert consumed == {spec.role for spec in queue_specs(Settings())}
+
+
+def _without_notifications(local: LocalPipeline, write: Callable[[], None]) -> None:
+    """``write`` with the bucket's notifications off: what SQS's redrive leaves behind, a
+    message in a DLQ, is then sent there by hand, not raced by a live delivery."""
+    stack = local.stack
+    assert stack is not None
+    name = local.settings.bucket
+    stack.s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={})
+    try:
+        write()
+    finally:
+        stack.s3.put_bucket_notification_configuration(
+            Bucket=name, NotificationConfiguration=notification_configuration(stack.queue_arns)
+        )
+
+
+def _result_event(bucket: str, key: str) -> str:
+    source = Source(bucket=bucket, key=key, etag="0", event_time="2026-12-01T10:00:00.000Z")
+    return _s3_event(source)
+
+
+def test_a_job_whose_completion_reaches_the_dlq_gets_a_failed_record(
+    pipeline: LocalPipeline, bucket: Bucket
+) -> None:
+    stack = pipeline.stack
+    assert stack is not None
+    source = Source(
+        bucket=bucket.name,
+        key=keys.inbox_key("completion poison"),
+        etag="1",
+        event_time="2026-12-01T10:00:00.000Z",
+    )
+    manifest = JobManifest(
+        job_id=source.job_id,
+        rel="completion poison",
+        source=source,
+        pages=1,
+        chunks=[ChunkSpec(index=0, first_page=1, last_page=1)],
+        created_at=time.time(),
+        split_s=0.0,
+    )
+    result = keys.chunk_result(source.job_id, 0)
+
+    def write() -> None:
+        bucket.put(keys.manifest(source.job_id), manifest.model_dump_json().encode())
+        bucket.put(result, b"a result no completion can read")
+
+    _without_notifications(pipeline, write)
+    # Its completion failed maxReceiveCount times (the garbage result), so its event is here.
+    stack.sqs.send_message(
+        QueueUrl=stack.dlq_urls["completion"], MessageBody=_result_event(bucket.name, result)
+    )
+    record = wait_for_record(bucket, "completion poison")
+    assert record.status == "failed" and record.job_id == source.job_id
+    assert record.error is not None and record.error.code == "dead_letter"
+    assert "completion step failed" in record.error.message
+
+
+def test_what_names_no_job_in_the_completion_dlq_is_consumed_not_left(
+    pipeline: LocalPipeline, bucket: Bucket
+) -> None:
+    """A body that is no S3 event, a result of a job with no manifest, a key that is no chunk
+    result's: nothing to record, so the consumer reports each (an error log and a metric) and
+    takes it off the DLQ, where it would otherwise sit unseen until its retention ran out."""
+    stack = pipeline.stack
+    assert stack is not None
+    url = stack.dlq_urls["completion"]
+    for body in (
+        "not an S3 event",
+        _result_event(bucket.name, keys.chunk_result("no-such-job", 0)),
+        _result_event(bucket.name, "jobs/x/results/²³.result.json"),
+        _result_event(bucket.name, "outbox/a user's.json"),
+    ):
+        stack.sqs.send_message(QueueUrl=url, MessageBody=body)
+    _wait_queues_empty(stack.sqs, [url])

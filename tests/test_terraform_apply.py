@@ -149,7 +149,13 @@ def test_alarms_applied_with_the_stack(applied: dict[str, Any], moto_server: Mot
             "ApproximateNumberOfMessagesVisible",
             "NumberOfMessagesSent",
         }
-    for function in ("splitter", "completion", "dead-letter", "upload-dead-letter"):
+    for function in (
+        "splitter",
+        "completion",
+        "dead-letter",
+        "upload-dead-letter",
+        "completion-dead-letter",
+    ):
         assert alarms[f"{name}-{function}-errors"]["MetricName"] == "Errors"
         assert alarms[f"{name}-{function}-throttles"]["MetricName"] == "Throttles"
     assert alarms[f"{name}-oldest-chunk-age"]["MetricName"] == "ApproximateAgeOfOldestMessage"

@@ -44,22 +44,30 @@ run "functions" {
 
   assert {
     condition = { for k, f in aws_lambda_function.this : k => f.handler } == {
-      splitter           = "handlers.splitter.lambda_handler"
-      completion         = "handlers.completion.lambda_handler"
-      dead_letter        = "handlers.completion.dead_letter_handler"
-      upload_dead_letter = "handlers.splitter.dead_letter_handler"
+      splitter               = "handlers.splitter.lambda_handler"
+      completion             = "handlers.completion.lambda_handler"
+      dead_letter            = "handlers.completion.dead_letter_handler"
+      upload_dead_letter     = "handlers.splitter.dead_letter_handler"
+      completion_dead_letter = "handlers.completion.completion_dead_letter_handler"
     }
     error_message = "each function runs its handler"
   }
 
   assert {
     condition = { for k, m in aws_lambda_event_source_mapping.this : k => m.event_source_arn } == {
-      splitter           = var.queue_arns.ingest
-      completion         = var.queue_arns.completion
-      dead_letter        = var.dead_letter_queue_arns.chunks
-      upload_dead_letter = var.dead_letter_queue_arns.ingest
+      splitter               = var.queue_arns.ingest
+      completion             = var.queue_arns.completion
+      dead_letter            = var.dead_letter_queue_arns.chunks
+      upload_dead_letter     = var.dead_letter_queue_arns.ingest
+      completion_dead_letter = var.dead_letter_queue_arns.completion
     }
-    error_message = "splitter <- ingest, completion <- completion, dead_letter <- chunks DLQ, upload_dead_letter <- ingest DLQ"
+    error_message = "splitter <- ingest, completion <- completion, dead_letter <- chunks DLQ, upload_dead_letter <- ingest DLQ, completion_dead_letter <- completion DLQ"
+  }
+
+  # Rule 3: nothing lands in a DLQ that no function reads.
+  assert {
+    condition     = alltrue([for arn in values(var.dead_letter_queue_arns) : contains([for m in aws_lambda_event_source_mapping.this : m.event_source_arn], arn)])
+    error_message = "every DLQ has a consumer"
   }
 
   assert {
@@ -131,6 +139,18 @@ run "functions" {
       WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-upload-dead-letter:*"]]
     })
     error_message = "upload-dead-letter role: read jobs/, write outbox/ records, consume the ingest DLQ"
+  }
+
+  assert {
+    condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.this["completion_dead_letter"].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
+      ReadJobs           = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
+      WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
+      ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
+      ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.dead_letter_queue_arns.completion]]
+      UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
+      WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-completion-dead-letter:*"]]
+    })
+    error_message = "completion-dead-letter role: what completion reads and writes, consume the completion DLQ"
   }
 }
 

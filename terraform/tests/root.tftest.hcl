@@ -68,8 +68,8 @@ run "pipeline_without_runners" {
   }
 
   assert {
-    condition     = module.functions.lambda_function_names == { splitter = "pagefleet-splitter", completion = "pagefleet-completion", dead_letter = "pagefleet-dead-letter", upload_dead_letter = "pagefleet-upload-dead-letter" }
-    error_message = "four functions"
+    condition     = module.functions.lambda_function_names == { splitter = "pagefleet-splitter", completion = "pagefleet-completion", dead_letter = "pagefleet-dead-letter", upload_dead_letter = "pagefleet-upload-dead-letter", completion_dead_letter = "pagefleet-completion-dead-letter" }
+    error_message = "five functions: one per source queue and one per DLQ"
   }
 
   assert {

@@ -55,6 +55,17 @@ locals {
         { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
       ]
     }
+    # A completion that failed every delivery: one more check, else a failed record (rule 3);
+    # what names no job is logged, so nothing in any DLQ goes unseen.
+    completion_dead_letter = {
+      handler      = "handlers.completion.completion_dead_letter_handler"
+      source_queue = var.dead_letter_queue_arns["completion"]
+      statements = [
+        { sid = "ReadJobs", actions = ["s3:GetObject"], resources = ["${var.bucket_arn}/jobs/*"] },
+        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
+        { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
+      ]
+    }
   }
 
   enabled = var.create ? local.functions : {}

@@ -1,5 +1,5 @@
 output "lambda_function_names" {
-  description = "Function names by role: splitter, completion, dead_letter, upload_dead_letter."
+  description = "Function names by role: splitter, completion, dead_letter, upload_dead_letter, completion_dead_letter."
   value       = { for k, f in aws_lambda_function.this : k => f.function_name }
 }
 

@@ -9,7 +9,7 @@ variable "create" {
 }
 
 variable "name_prefix" {
-  description = "Function names are `<name_prefix>-splitter`, `-completion` and `-dead-letter`."
+  description = "Function names are `<name_prefix>-splitter`, `-completion`, `-dead-letter`, `-upload-dead-letter` and `-completion-dead-letter`."
   type        = string
 }
 
@@ -42,13 +42,14 @@ variable "timeout_s" {
 }
 
 variable "memory_mb" {
-  description = "Memory (128-10240 MB) per function: splitter, completion, dead_letter, upload_dead_letter. The splitter holds a whole PDF."
+  description = "Memory (128-10240 MB) per function: splitter, completion, dead_letter, upload_dead_letter, completion_dead_letter. The splitter holds a whole PDF; the completion dead-letter function may assemble a job once more."
   type        = map(number)
   default = {
-    splitter           = 2048
-    completion         = 1024
-    dead_letter        = 256
-    upload_dead_letter = 256
+    splitter               = 2048
+    completion             = 1024
+    dead_letter            = 256
+    upload_dead_letter     = 256
+    completion_dead_letter = 1024
   }
 }
 
@@ -56,10 +57,11 @@ variable "reserved_concurrency" {
   description = "Reserved concurrent executions per function (-1: unreserved). Caps what a burst of uploads can do to S3 and the account's Lambda quota."
   type        = map(number)
   default = {
-    splitter           = 10
-    completion         = 5
-    dead_letter        = 2
-    upload_dead_letter = 2
+    splitter               = 10
+    completion             = 5
+    dead_letter            = 2
+    upload_dead_letter     = 2
+    completion_dead_letter = 2
   }
 }
 
@@ -67,10 +69,11 @@ variable "batch_size" {
   description = "SQS messages per invocation per function. One PDF per splitter invocation keeps its memory and time bounded."
   type        = map(number)
   default = {
-    splitter           = 1
-    completion         = 10
-    dead_letter        = 10
-    upload_dead_letter = 10
+    splitter               = 1
+    completion             = 10
+    dead_letter            = 10
+    upload_dead_letter     = 10
+    completion_dead_letter = 10
   }
 }
 
@@ -123,7 +126,7 @@ variable "queue_arns" {
 }
 
 variable "dead_letter_queue_arns" {
-  description = "DLQ ARNs by role of their source queue; the chunks DLQ feeds the dead-letter function."
+  description = "DLQ ARNs by role of their source queue, each feeding a function: chunks -> dead_letter, ingest -> upload_dead_letter, completion -> completion_dead_letter."
   type        = map(string)
 }
 
