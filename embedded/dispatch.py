@@ -48,7 +48,10 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> di
                 "receiptHandle": m["ReceiptHandle"],
                 "body": m["Body"],
                 "attributes": m.get("Attributes", {}),
-                "messageAttributes": m.get("MessageAttributes", {}),
+                "messageAttributes": {
+                    name: _lambda_attribute(value)
+                    for name, value in m.get("MessageAttributes", {}).items()
+                },
                 "md5OfBody": m.get("MD5OfBody", ""),
                 "eventSource": "aws:sqs",
                 "eventSourceARN": queue_arn,
@@ -56,6 +59,17 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> di
             }
             for m in messages
         ]
+    }
+
+
+def _lambda_attribute(value: dict[str, Any]) -> dict[str, Any]:
+    """A message attribute as Lambda spells it (camel case, with the list fields it adds)."""
+    return {
+        "stringValue": value.get("StringValue"),
+        "binaryValue": value.get("BinaryValue"),
+        "stringListValues": [],
+        "binaryListValues": [],
+        "dataType": value["DataType"],
     }
 
 
@@ -221,6 +235,7 @@ class Dispatcher:
             MaxNumberOfMessages=mapping.batch_size,
             WaitTimeSeconds=self.wait_s,
             MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],  # Lambda hands a function every attribute
         ).get("Messages", [])
         if not messages:
             return 0

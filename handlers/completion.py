@@ -25,6 +25,7 @@ from pagefleet.chunk_results import dead_letter_result, write_result
 from pagefleet.completion import CompletionOutcome, complete_job, record_dead_completion
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import ChunkMessage
+from pagefleet.queues import PRIOR_ATTEMPTS, prior_attempts
 from pagefleet.settings import Settings
 
 # One processor per handler: a processor keeps the batch in hand on itself, so the module's two
@@ -69,11 +70,13 @@ def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None
 
 def dead_letter_record_handler(record: SQSRecord) -> None:
     message = ChunkMessage.model_validate(json.loads(record.body))
-    receive_count = int(record.attributes.approximate_receive_count or 0)
-    # A result a runner wrote meanwhile wins.
-    write_result(
-        clients.bucket(Settings(), message.bucket), dead_letter_result(message, receive_count)
+    # A released chunk's message carries the attempts before it (pagefleet/queues.py).
+    prior = record.message_attributes[PRIOR_ATTEMPTS]
+    attempts = int(record.attributes.approximate_receive_count or 0) + prior_attempts(
+        prior.string_value if prior is not None else None
     )
+    # A result a runner wrote meanwhile wins.
+    write_result(clients.bucket(Settings(), message.bucket), dead_letter_result(message, attempts))
     logger.warning(
         "chunk recorded as failed from the DLQ",
         extra={"job_id": message.job_id, "chunk": message.chunk.index},

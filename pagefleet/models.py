@@ -233,7 +233,15 @@ class ChunkDelivery(_Model):
 
     receipt: str
     message: ChunkMessage
-    receive_count: int  # SQS's ApproximateReceiveCount: which attempt at the chunk this is
+    receive_count: int  # SQS's ApproximateReceiveCount of this message
+    # Attempts at the chunk before this message: a released chunk is sent again as a new
+    # message (its receive count starts over) that carries them (pagefleet/queues.py).
+    prior_attempts: int = 0
+
+    @property
+    def attempts(self) -> int:
+        """Which attempt at the chunk this is, releases not counted."""
+        return self.prior_attempts + self.receive_count
 
 
 _Model_T = TypeVar("_Model_T", bound=BaseModel)

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SQS_BATCH = 10  # SendMessageBatch and ReceiveMessage take at most 10 messages
+# The attempts at a chunk before its message, on a message a release sent (AsyncQueue.release).
+PRIOR_ATTEMPTS = "pagefleet-prior-attempts"
 
 
 def queue_name(prefix: str, role: str) -> str:
@@ -99,6 +101,7 @@ class AsyncQueue:
                 WaitTimeSeconds=wait_s,
                 VisibilityTimeout=visibility_s,
                 MessageSystemAttributeNames=["ApproximateReceiveCount", "SentTimestamp"],
+                MessageAttributeNames=[PRIOR_ATTEMPTS],
             )
             received = response.get("Messages", [])
             deliveries = [d for d in map(_chunk_delivery, received) if d is not None]
@@ -118,9 +121,35 @@ class AsyncQueue:
         await self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt)
 
     @transient_retry
-    async def send(self, body: str) -> None:
-        """One message (a split chunk's half: the runner sends two at a time, not batches)."""
-        await self.sqs.send_message(QueueUrl=self.url, MessageBody=body)
+    async def send(self, body: str, *, prior_attempts: int = 0) -> None:
+        """One message (a split chunk's half, a released chunk: the runner sends them one at a
+        time, not batches); ``prior_attempts``: the attempts at its chunk before it."""
+        if not prior_attempts:
+            await self.sqs.send_message(QueueUrl=self.url, MessageBody=body)
+            return
+        await self.sqs.send_message(
+            QueueUrl=self.url,
+            MessageBody=body,
+            MessageAttributes={
+                PRIOR_ATTEMPTS: {"DataType": "Number", "StringValue": str(prior_attempts)}
+            },
+        )
+
+    async def release(self, delivery: ChunkDelivery) -> None:
+        """Hand a chunk in hand back at once, without using up one of its attempts: SQS counts
+        every receive towards maxReceiveCount, and a release (a drain, a Spot interruption) is
+        no attempt. So the chunk is sent again as a new message carrying the attempts so far,
+        and the held one deleted. Should the send fail, the lease is ended instead (that
+        receive then counts); a delete that fails leaves a twin, which rule 1 allows."""
+        try:
+            await self.send(
+                delivery.message.model_dump_json(), prior_attempts=delivery.attempts - 1
+            )
+        except Exception:
+            log.warning("could not send a released chunk again; ending its lease instead")
+            await self.extend(delivery.receipt, 0)
+            return
+        await self.delete(delivery.receipt)
 
 
 def _chunk_delivery(raw: AsyncMessageTypeDef) -> ChunkDelivery | None:
@@ -129,11 +158,21 @@ def _chunk_delivery(raw: AsyncMessageTypeDef) -> ChunkDelivery | None:
     except ValidationError as exc:
         log.error("not a chunk message, left for the DLQ: %s: %s", raw["MessageId"], exc)
         return None
+    prior = raw.get("MessageAttributes", {}).get(PRIOR_ATTEMPTS, {}).get("StringValue")
     return ChunkDelivery(
         receipt=raw["ReceiptHandle"],
         message=message,
         receive_count=int(raw.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
+        prior_attempts=prior_attempts(prior),
     )
+
+
+def prior_attempts(value: str | None) -> int:
+    """The :data:`PRIOR_ATTEMPTS` attribute's value as a count (0 where a message has none)."""
+    try:
+        return max(0, int(value or 0))
+    except ValueError:
+        return 0
 
 
 class QueueDepth(NamedTuple):

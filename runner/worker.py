@@ -11,7 +11,7 @@ halves are cut from its PDF, written and sent as chunks of their own, and its re
 split (:meth:`Worker._halves`), so a page too costly to convert costs only itself.
 
 Shutdown (SIGTERM): stop taking work; finish what is in hand within ``drain_timeout_s``,
-else release it (visibility 0) so another worker converts it at once.
+else release it (sent again, costing no attempt) so another worker converts it at once.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class Worker:
                     continue
                 delivery = deliveries[0]
                 if self.stopping:
-                    await self.queue.extend(delivery.receipt, 0)  # not ours to start
+                    await self._release(delivery)  # not ours to start
                     return
                 self._current = asyncio.ensure_future(self._handle(delivery))
                 try:
@@ -147,7 +147,7 @@ class Worker:
         """Convert one chunk; returns the task writing its result and deleting its message
         (None: nothing is left to write)."""
         receipt, chunk_message = delivery.receipt, delivery.message
-        attempts = delivery.receive_count
+        attempts = delivery.attempts
         self.held += 1
         self._write_state()
         heartbeat = asyncio.ensure_future(self._heartbeat(receipt))
@@ -189,7 +189,7 @@ class Worker:
             )
             return finishing
         except asyncio.CancelledError:
-            await self._release(receipt)
+            await self._release(delivery)
             raise
         finally:
             if finishing is None:
@@ -219,17 +219,17 @@ class Worker:
                 self.pages_done += delivery.message.chunk.pages
                 self.convert_s += result.convert_s
         except asyncio.CancelledError:
-            await self._release(delivery.receipt)
+            await self._release(delivery)
             raise
         finally:
             heartbeat.cancel()
             self.held -= 1
             self._write_state()
 
-    async def _release(self, receipt: str) -> None:
-        """Make a chunk in hand visible again at once, for another worker."""
+    async def _release(self, delivery: ChunkDelivery) -> None:
+        """Hand a chunk in hand back at once, for another worker; it costs no attempt."""
         try:
-            await asyncio.shield(self.queue.extend(receipt, 0))
+            await asyncio.shield(self.queue.release(delivery))
         except Exception:
             log.exception("could not release a chunk; it returns when its lease ends")
 

@@ -23,6 +23,7 @@ from pagefleet.layout import render_document
 from pagefleet.layout.outline import read_outline
 from pagefleet.models import ChunkMessage, ChunkResult, JobManifest, JobRecord
 from pagefleet.settings import Settings, settings_env
+from pagefleet.stack import queue_specs
 from pagefleet.storage import AsyncBucket, Bucket
 from pagefleet.submission import upload
 from runner import worker
@@ -73,11 +74,16 @@ def _sigterm_while_holding(
     assert local.stack is not None
     bucket = Bucket(local.stack.s3, local.settings.bucket)
     upload(bucket, rel, pdf.read_bytes())
+    _sigterm_a_worker_holding(local, state, drain_timeout_s)
+    return bucket
+
+
+def _sigterm_a_worker_holding(local: LocalPipeline, state: Path, drain_timeout_s: float) -> None:
     worker = _start_worker(local, state, drain_timeout_s=drain_timeout_s)
     _wait_until_holding(state, worker)
     worker.send_signal(signal.SIGTERM)
-    assert worker.wait(drain_timeout_s + 30) == 0
-    return bucket
+    _, stderr = worker.communicate(timeout=drain_timeout_s + 30)  # and closes its pipe
+    assert worker.returncode == 0, stderr.decode()
 
 
 def test_sigterm_drains_the_chunk_in_hand(
@@ -104,6 +110,22 @@ def test_sigterm_past_the_drain_deadline_releases_the_chunk(
     body = json.loads(messages[0]["Body"])
     assert body["chunk"]["index"] == 0
     assert bucket.list_keys(keys.results_prefix(body["job_id"])) == []
+
+
+def test_releases_use_up_none_of_a_chunks_attempts(
+    no_runner: LocalPipeline, big_pdf: Path, tmp_path: Path
+) -> None:
+    """A release (a drain past its deadline, a scale-in, a Spot interruption) is no attempt: a
+    chunk released as often as the redrive allows receives is neither dead-lettered nor short
+    of attempts, and its record counts the one conversion."""
+    releases = next(s for s in queue_specs(no_runner.settings) if s.role == "chunks")
+    state = tmp_path / "state.json"
+    bucket = _sigterm_while_holding(no_runner, big_pdf, state, "released often", drain_timeout_s=0)
+    for _ in range(releases.max_receive_count - 1):
+        _sigterm_a_worker_holding(no_runner, state, drain_timeout_s=0)
+    _burst_worker(no_runner, tmp_path)
+    record = wait_for_record(bucket, "released often")
+    assert record.status == "done" and record.chunks[0].attempts == 1
 
 
 def test_a_body_that_is_no_chunk_message_is_left_for_the_dlq(

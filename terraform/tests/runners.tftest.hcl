@@ -218,7 +218,7 @@ run "runners" {
       ReadChunkPdfs     = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*"]]
       WriteChunkResults = [["s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/assets/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
       SplitChunks       = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
-      SendHalves        = [["sqs:SendMessage"], [var.chunks_queue_arn]]
+      SendChunks        = [["sqs:SendMessage"], [var.chunks_queue_arn]]
       UseDataKey        = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
       ScaleInProtection = [["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"], ["arn:aws:ecs:us-east-1:123456789012:task/pf/*"]]
     })

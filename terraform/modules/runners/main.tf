@@ -557,8 +557,9 @@ resource "aws_iam_role_policy" "task" {
         Resource = ["${var.bucket_arn}/jobs/*/chunks/*", "${var.bucket_arn}/jobs/*/results/*"]
       },
       {
-        # The halves' messages.
-        Sid      = "SendHalves"
+        # The halves' messages, and a released chunk's, sent again so that a release on drain
+        # or Spot interruption costs it no attempt (pagefleet/queues.py: AsyncQueue.release).
+        Sid      = "SendChunks"
         Effect   = "Allow"
         Action   = ["sqs:SendMessage"]
         Resource = [var.chunks_queue_arn]
