@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from pagefleet import keys
 from pagefleet.queues import queue_name
@@ -20,21 +20,40 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.literals import QueueAttributeNameType
 
 DAY_S = 86_400
+MAX_RETENTION_S = 14 * DAY_S  # SQS's longest
 
 
 class QueueSpec(BaseModel):
+    """One source queue and its DLQ. terraform/modules/queues/README.md has the arithmetic
+    behind the retention and maxReceiveCount."""
+
     model_config = ConfigDict(frozen=True)
 
     role: str  # ingest | chunks | completion
     visibility_timeout_s: int
-    retention_s: int = 4 * DAY_S
+    # As long as SQS keeps anything: a fleet stuck for days (no GPU capacity, a broken image)
+    # loses no chunk, and the oldest-chunk alarm has two weeks to be heard (rule 3).
+    retention_s: int = MAX_RETENTION_S
+    # Deliveries that end in no result: a release on drain or Spot interruption is none, it
+    # sends the chunk again as a new message (pagefleet/queues.py: AsyncQueue.release).
     max_receive_count: int = 5
-    # Longer than the source's, or a message could expire before anyone reads the DLQ.
-    dlq_retention_s: int = 14 * DAY_S
+    # A standard queue's DLQ keeps a message's first enqueue time, so it expires a message when
+    # the source would have: equal to the source's loses nothing the source would have kept, and
+    # each DLQ's consumer takes what arrives at once.
+    dlq_retention_s: int = MAX_RETENTION_S
     # The chunks DLQ feeds a Lambda, and an event source queue's visibility must cover the
     # function's timeout; the same value on every DLQ keeps them alike.
     dlq_visibility_timeout_s: int = 6 * 60
     max_message_size: int = 262_144
+
+    @model_validator(mode="after")
+    def _retention_fits(self) -> QueueSpec:
+        if not self.retention_s <= self.dlq_retention_s <= MAX_RETENTION_S:
+            raise ValueError(
+                f"{self.role}: the DLQ's retention ({self.dlq_retention_s} s) must be at least "
+                f"the queue's ({self.retention_s} s) and at most SQS's {MAX_RETENTION_S} s"
+            )
+        return self
 
     def name(self, prefix: str) -> str:
         return queue_name(prefix, self.role)

