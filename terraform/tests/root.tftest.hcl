@@ -97,8 +97,8 @@ run "pipeline_without_runners" {
 
   assert {
     condition = (
-      length(module.alarms.dead_letter_alarm_arns) == 3 && length(module.alarms.lambda_error_alarm_arns) == 4 &&
-      length(module.alarms.lambda_throttle_alarm_arns) == 4 && module.alarms.task_start_failure_alarm_arn == null &&
+      length(module.alarms.dead_letter_alarm_arns) == 3 && length(module.alarms.lambda_error_alarm_arns) == 5 &&
+      length(module.alarms.lambda_throttle_alarm_arns) == 5 && module.alarms.task_start_failure_alarm_arn == null &&
       output.alarm_topic_arn == null
     )
     error_message = "without runners: DLQ, Lambda and chunk-age alarms, no ECS alarm, no topic unless asked"
