@@ -57,7 +57,35 @@ class FaultRates:
             raise ValueError("fault rates add up to more than 1")
 
 
-class FaultProxy(Served):
+class LoopbackProxy(Served):
+    """An HTTP proxy on 127.0.0.1 in front of a loopback upstream; its ``handler`` decides what
+    each request gets."""
+
+    handler: type[ProxyHandler]
+    name = "proxy"
+
+    def __init__(self, upstream: str, *, upstream_timeout_s: float = 60.0) -> None:
+        parts = urlsplit(upstream)
+        assert parts.hostname is not None and parts.port is not None, upstream
+        if not ipaddress.ip_address(socket.gethostbyname(parts.hostname)).is_loopback:
+            raise ValueError(f"the proxy forwards to loopback only, not {upstream}")
+        self.upstream = (parts.hostname, parts.port)
+        self.upstream_timeout_s = upstream_timeout_s
+
+    def start(self) -> str:
+        proxy = self
+
+        class Handler(self.handler):
+            owner = proxy
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        return self._serve(server, self.name)
+
+
+class FaultProxy(LoopbackProxy):
+    name = "fault-proxy"
+
     def __init__(
         self,
         upstream: str,
@@ -67,29 +95,12 @@ class FaultProxy(Served):
         max_requests: int = 200_000,
         upstream_timeout_s: float = 60.0,
     ) -> None:
-        parts = urlsplit(upstream)
-        assert parts.hostname is not None and parts.port is not None, upstream
-        if not ipaddress.ip_address(socket.gethostbyname(parts.hostname)).is_loopback:
-            raise ValueError(f"the proxy forwards to loopback only, not {upstream}")
-        self.upstream = (parts.hostname, parts.port)
+        super().__init__(upstream, upstream_timeout_s=upstream_timeout_s)
         self.rates = rates or FaultRates()
         self.max_requests = max_requests
-        self.upstream_timeout_s = upstream_timeout_s
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # passed, error, lost, delayed, spared, refused
-
-    # --- lifecycle ---
-
-    def start(self) -> str:
-        proxy = self
-
-        class Handler(_ProxyHandler):
-            owner = proxy
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        return self._serve(server, "fault-proxy")
 
     def set_rates(self, rates: FaultRates) -> None:
         with self._lock:
@@ -129,8 +140,11 @@ class FaultProxy(Served):
             return self._rng.uniform(*self.rates.delay_s)
 
 
-class _ProxyHandler(BaseHTTPRequestHandler):
-    owner: FaultProxy
+class ProxyHandler(BaseHTTPRequestHandler):
+    """Reads a request, forwards it upstream over a kept connection, replies; subclasses
+    decide in :meth:`_handle`."""
+
+    owner: LoopbackProxy
     protocol_version = "HTTP/1.1"  # keep-alive, as boto's connection pools expect
     _local = threading.local()
 
@@ -143,20 +157,11 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     do_PUT = do_POST = do_DELETE = do_HEAD = do_GET
 
     def _handle(self) -> None:
-        body = self._read_body()
-        kind = self.owner.decide(self.headers.get("User-Agent", ""))
-        if kind in {"error", "refuse"}:
-            self._send_error(kind)
-            return
-        if kind == "delay":
-            time.sleep(self.owner.delay_s())
-        status, reason, headers, payload = self._forward(body)
-        if kind == "lost":
-            # The upstream did it; the caller never hears. Closing without a reply is what a
-            # connection reset mid-response looks like to an HTTP client.
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
+        self._reply(*self._forward(self._read_body()))
+
+    def _reply(
+        self, status: int, reason: str, headers: list[tuple[str, str]], payload: bytes
+    ) -> None:
         self.send_response_only(status, reason)
         for name, value in headers:
             if name.lower() not in HOP_BY_HOP and name.lower() != "content-length":
@@ -165,6 +170,23 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
+
+    def _send_aws_error(self, status: int, code: str, sqs_type: str, message: str) -> None:
+        """An error as S3 (XML) or SQS's JSON protocol (``sqs_type``) spells it."""
+        if self.headers.get("X-Amz-Target"):  # SQS's JSON protocol
+            payload = json.dumps(
+                {"__type": f"com.amazonaws.sqs#{sqs_type}", "message": message}
+            ).encode()
+            headers = [("Content-Type", "application/x-amz-json-1.0")]
+            if status < 500:  # the caller's fault: botocore reads the query protocol's code
+                headers.append(("x-amzn-query-error", f"{code};Sender"))
+        else:
+            payload = (
+                "<?xml version='1.0' encoding='UTF-8'?>"
+                f"<Error><Code>{code}</Code><Message>{message}</Message></Error>"
+            ).encode()
+            headers = [("Content-Type", "application/xml")]
+        self._reply(status, "", headers, payload)
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -206,25 +228,33 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             self._local.conn = conn
         return conn
 
+
+class _FaultHandler(ProxyHandler):
+    owner: FaultProxy
+
+    def _handle(self) -> None:
+        body = self._read_body()
+        kind = self.owner.decide(self.headers.get("User-Agent", ""))
+        if kind in {"error", "refuse"}:
+            self._send_error(kind)
+            return
+        if kind == "delay":
+            time.sleep(self.owner.delay_s())
+        status, reason, headers, payload = self._forward(body)
+        if kind == "lost":
+            # The upstream did it; the caller never hears. Closing without a reply is what a
+            # connection reset mid-response looks like to an HTTP client.
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self._reply(status, reason, headers, payload)
+
     def _send_error(self, kind: str) -> None:
-        target = self.headers.get("X-Amz-Target")
-        if target:  # SQS's JSON protocol
-            payload = json.dumps(
-                {"__type": "com.amazonaws.sqs#InternalError", "message": f"fault proxy: {kind}"}
-            ).encode()
-            content_type = "application/x-amz-json-1.0"
-        else:
-            payload = (
-                "<?xml version='1.0' encoding='UTF-8'?><Error><Code>InternalError</Code>"
-                f"<Message>fault proxy: {kind}</Message></Error>"
-            ).encode()
-            content_type = "application/xml"
-        self.send_response_only(503 if kind == "refuse" else 500)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
+        status = 503 if kind == "refuse" else 500
+        self._send_aws_error(status, "InternalError", "InternalError", f"fault proxy: {kind}")
+
+
+FaultProxy.handler = _FaultHandler
 
 
 @contextmanager
