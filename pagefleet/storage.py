@@ -20,8 +20,14 @@ class NotFound(Exception):
     """The key does not exist."""
 
 
-def _is_missing(exc: BaseException) -> bool:
-    return error_code(exc) in {"NoSuchKey", "404", "NotFound"} or status_code(exc) == 404
+def _is_missing(exc: BaseException, *, can_list: bool) -> bool:
+    """Whether a failed read says the key does not exist. S3 says so (404) only to a caller
+    allowed s3:ListBucket; to one without, it answers 403 AccessDenied, so as not to tell which
+    keys exist. Such a caller (the runner's task role) reads only what its policy lets it, so
+    for it a 403 on a read is the missing key. This is the one place that decides."""
+    if error_code(exc) in {"NoSuchKey", "404", "NotFound"} or status_code(exc) == 404:
+        return True
+    return not can_list and (error_code(exc) in {"AccessDenied", "403"} or status_code(exc) == 403)
 
 
 class _Conditions(TypedDict, total=False):
@@ -47,11 +53,14 @@ def _raise_precondition(exc: BaseException, key: str) -> None:
 
 
 class Bucket:
-    """One bucket through a boto3 S3 client (handlers and the local tools)."""
+    """One bucket through a boto3 S3 client (handlers and the local tools). ``can_list``:
+    whether the caller may list the bucket, which decides what a 403 means (see
+    :func:`_is_missing`); every Lambda role may."""
 
-    def __init__(self, s3: S3Client, name: str) -> None:
+    def __init__(self, s3: S3Client, name: str, *, can_list: bool = True) -> None:
         self.s3 = s3
         self.name = name
+        self.can_list = can_list
 
     @transient_retry
     def get(self, key: str, *, if_match: str | None = None, version_id: str | None = None) -> bytes:
@@ -64,7 +73,7 @@ class Bucket:
             response = self.s3.get_object(Bucket=self.name, Key=key, **extra)
         except Exception as exc:
             _raise_precondition(exc, key)
-            if _is_missing(exc):
+            if _is_missing(exc, can_list=self.can_list):
                 raise NotFound(key) from exc
             raise
         return response["Body"].read()
@@ -74,7 +83,7 @@ class Bucket:
         try:
             return self.s3.head_object(Bucket=self.name, Key=key)
         except Exception as exc:
-            if _is_missing(exc):
+            if _is_missing(exc, can_list=self.can_list):
                 return None
             raise
 
@@ -125,18 +134,20 @@ class Bucket:
 
 
 class AsyncBucket:
-    """The runner's view of the bucket through an aiobotocore S3 client."""
+    """The runner's view of the bucket through an aiobotocore S3 client; ``can_list`` as for
+    :class:`Bucket`."""
 
-    def __init__(self, s3: AsyncS3Client, name: str) -> None:
+    def __init__(self, s3: AsyncS3Client, name: str, *, can_list: bool = True) -> None:
         self.s3 = s3
         self.name = name
+        self.can_list = can_list
 
     @transient_retry
     async def get(self, key: str) -> bytes:
         try:
             response = await self.s3.get_object(Bucket=self.name, Key=key)
         except Exception as exc:
-            if _is_missing(exc):
+            if _is_missing(exc, can_list=self.can_list):
                 raise NotFound(key) from exc
             raise
         async with response["Body"] as stream:
@@ -147,7 +158,7 @@ class AsyncBucket:
         try:
             await self.s3.head_object(Bucket=self.name, Key=key)
         except Exception as exc:
-            if _is_missing(exc):
+            if _is_missing(exc, can_list=self.can_list):
                 return False
             raise
         return True

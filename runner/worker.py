@@ -42,6 +42,9 @@ log = logging.getLogger("pagefleet.worker")
 SPLIT_ON = frozenset({ErrorCode.TIMEOUT, ErrorCode.MEMORY})
 # A half and its PDF, cut and waiting to be written and sent.
 _Half = tuple[ChunkSpec, bytes]
+# The task role may read chunk PDFs, results and manifests, not list the bucket
+# (terraform/modules/runners): S3 then answers a missing key 403, which the bucket reads as such.
+TASK_ROLE_CAN_LIST = False
 
 
 class _JobEnded(Exception):
@@ -151,7 +154,7 @@ class Worker:
         self.held += 1
         self._write_state()
         heartbeat = asyncio.ensure_future(self._heartbeat(receipt))
-        bucket = AsyncBucket(self.s3, chunk_message.bucket)
+        bucket = AsyncBucket(self.s3, chunk_message.bucket, can_list=TASK_ROLE_CAN_LIST)
         finishing: asyncio.Task[None] | None = None
         try:
             if attempts > 1 and await was_split(bucket, chunk_message.job_id, chunk_message.chunk):

@@ -214,13 +214,13 @@ run "runners" {
 
   assert {
     condition = jsonencode({ for s in jsondecode(aws_iam_role_policy.task[0].policy).Statement : s.Sid => [sort(s.Action), sort(s.Resource)] }) == jsonencode({
-      ConsumeChunks     = [["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], [var.chunks_queue_arn]]
-      ReadChunkPdfs     = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*"]]
-      WriteChunkResults = [["s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/assets/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
-      SplitChunks       = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
-      SendChunks        = [["sqs:SendMessage"], [var.chunks_queue_arn]]
-      UseDataKey        = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
-      ScaleInProtection = [["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"], ["arn:aws:ecs:us-east-1:123456789012:task/pf/*"]]
+      ConsumeChunks          = [["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], [var.chunks_queue_arn]]
+      ReadChunksAndManifests = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*", "arn:aws:s3:::pf-bucket/jobs/*/manifest.json"]]
+      WriteChunkResults      = [["s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/assets/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
+      SplitChunks            = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
+      SendChunks             = [["sqs:SendMessage"], [var.chunks_queue_arn]]
+      UseDataKey             = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
+      ScaleInProtection      = [["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"], ["arn:aws:ecs:us-east-1:123456789012:task/pf/*"]]
     })
     error_message = "runner task role: chunks queue, chunk PDFs in, results and assets out, split chunks' halves out, its own task protection"
   }

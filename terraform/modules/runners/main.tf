@@ -537,10 +537,13 @@ resource "aws_iam_role_policy" "task" {
         Resource = [var.chunks_queue_arn]
       },
       {
-        Sid      = "ReadChunkPdfs"
+        # The manifest only to tell a job that ended (a late chunk, dropped) from an open one
+        # whose chunk PDF went missing (recorded). Without s3:ListBucket a missing key is a 403,
+        # which pagefleet/storage.py reads as missing for this role.
+        Sid      = "ReadChunksAndManifests"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]
-        Resource = ["${var.bucket_arn}/jobs/*/chunks/*"]
+        Resource = ["${var.bucket_arn}/jobs/*/chunks/*", "${var.bucket_arn}/jobs/*/manifest.json"]
       },
       {
         Sid      = "WriteChunkResults"
