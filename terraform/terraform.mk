@@ -36,7 +36,8 @@ export TF_CLI_CONFIG_FILE := $(TF_CLI_CONFIG)
 export TF_IN_AUTOMATION := 1
 
 .PHONY: terraform-cli-config terraform-init terraform-init-offline terraform-backend \
-	terraform-fmt terraform-check terraform-stack-json terraform-providers-lock checkov \
+	terraform-fmt terraform-check terraform-stack-json terraform-policies-json \
+	terraform-providers-lock checkov \
 	lambda-package deploy destroy image-repositories
 
 $(TF_CLI_CONFIG): $(TF_DIR)/terraform.mk
@@ -69,11 +70,16 @@ terraform-init: $(TF_CLI_CONFIG) terraform-backend
 terraform-stack-json: $(STAMP)
 	$(PY) $(TF_DIR)/scripts/stack_json.py
 
+# The IAM policies the tests' IAM double answers by (tests/iam_double.py), from the modules' plans.
+terraform-policies-json: $(STAMP) terraform-init-offline
+	$(PY) $(TF_DIR)/scripts/policies_json.py
+
 terraform-fmt:
 	$(TF) fmt -recursive $(TF_DIR)
 
 terraform-check: $(STAMP) terraform-init-offline
 	$(PY) $(TF_DIR)/scripts/stack_json.py --check
+	$(PY) $(TF_DIR)/scripts/policies_json.py --check
 	$(TF) fmt -check -recursive $(TF_DIR)
 	cd $(TF_DIR) && $(TF) validate
 	cd $(TF_DIR) && $(TF) test

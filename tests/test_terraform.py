@@ -22,10 +22,8 @@ from tests.terraform_support import (
 )
 
 
-def _load_stack_json_script():
-    spec = importlib.util.spec_from_file_location(
-        "stack_json", TF_DIR / "scripts" / "stack_json.py"
-    )
+def _load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, TF_DIR / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -33,7 +31,7 @@ def _load_stack_json_script():
 
 def test_stack_json_is_pagefleet_stack() -> None:
     """Terraform reads stack.json; it must say what pagefleet/stack.py says."""
-    rendered = _load_stack_json_script().render()
+    rendered = _load_script("stack_json").render()
     assert (TF_DIR / "stack.json").read_text() == rendered, (
         "terraform/stack.json is stale: run `make terraform-stack-json`"
     )
@@ -42,6 +40,16 @@ def test_stack_json_is_pagefleet_stack() -> None:
 @pytest.fixture(scope="module")
 def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
     return initialised(tmp_path_factory)
+
+
+@needs_terraform
+def test_policies_json_is_what_terraform_plans(terraform: Terraform) -> None:
+    """The IAM double (tests/iam_double.py) reads policies.json; it must hold the policies
+    Terraform plans, or the runner's and handlers' tests meet permissions AWS would not give."""
+    rendered = _load_script("policies_json").render(terraform.workdir, terraform.env)
+    assert (TF_DIR / "policies.json").read_text() == rendered, (
+        "terraform/policies.json is stale: run `make terraform-policies-json`"
+    )
 
 
 @needs_terraform
