@@ -32,6 +32,7 @@ from runner.worker import Worker
 from runner.worker_state import WorkerState
 from tests.conftest import fresh_settings, wait_for_record
 from tests.hostile_pdfs import dense_text_page
+from tests.iam_double import IamDouble, iam_double
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +49,30 @@ def no_runner(moto_server, settings: Settings) -> Iterator[LocalPipeline]:
         yield local
 
 
-def _start_worker(local: LocalPipeline, state: Path, **overrides: object) -> subprocess.Popen:
+@pytest.fixture
+def task_role(no_runner: LocalPipeline) -> Iterator[IamDouble]:
+    """The stack as the runner's task role sees it on AWS (tests/iam_double.py)."""
+    settings = no_runner.settings
+    assert settings.endpoint_url is not None
+    with iam_double(settings.endpoint_url, settings.bucket, settings.queue_prefix) as double:
+        yield double
+
+
+def _start_worker(
+    local: LocalPipeline, state: Path, as_role: IamDouble | None = None, **overrides: object
+) -> subprocess.Popen:
+    """``as_role``: the worker goes through the IAM double, signing as the task role."""
+    role_env: dict[str, str] = {}
+    if as_role is not None:
+        overrides["endpoint_url"] = as_role.url
+        role_env = as_role.credentials(as_role.role_of("python -m runner"))
     settings = local.settings.model_copy(update=overrides)
-    env = {**os.environ, **settings_env(settings), "PAGEFLEET_WORKER_STATE_FILE": str(state)}
+    env = {
+        **os.environ,
+        **settings_env(settings),
+        **role_env,
+        "PAGEFLEET_WORKER_STATE_FILE": str(state),
+    }
     return subprocess.Popen(
         [sys.executable, "-m", "runner.worker"], env=env, stderr=subprocess.PIPE
     )
@@ -178,8 +200,10 @@ def _split_and_peek(local: LocalPipeline, rel: str, pdf: Path) -> dict:
     return json.loads(message["Body"])
 
 
-def _burst_worker(local: LocalPipeline, tmp_path: Path, **overrides: object) -> bytes:
-    worker = _start_worker(local, tmp_path / "state.json", burst=True, **overrides)
+def _burst_worker(
+    local: LocalPipeline, tmp_path: Path, as_role: IamDouble | None = None, **overrides: object
+) -> bytes:
+    worker = _start_worker(local, tmp_path / "state.json", as_role, burst=True, **overrides)
     _, stderr = worker.communicate(timeout=60)
     assert worker.returncode == 0, stderr.decode()
     return stderr
@@ -208,19 +232,46 @@ def test_a_late_repeat_of_an_ended_jobs_chunk_is_dropped(
     assert bucket.list_keys(keys.job_prefix(body["job_id"])) == []  # nothing written back
 
 
-def test_a_chunk_pdf_missing_from_an_open_job_ends_it_with_a_record(
-    no_runner: LocalPipeline, tmp_path: Path
+def test_a_late_chunk_under_the_task_roles_permissions_is_dropped_not_a_crash(
+    no_runner: LocalPipeline, task_role: IamDouble, tmp_path: Path
 ) -> None:
+    """On AWS the task role may read chunk PDFs but not list the bucket, so S3 answers a chunk
+    PDF that is gone 403, not 404: that too is a missing chunk, and the message is dropped
+    instead of crashing every worker that takes it until maxReceiveCount."""
+    assert no_runner.stack is not None
+    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
+    body = _split_and_peek(no_runner, "ended late", report_pdf(tmp_path / "a.pdf", sections=2))
+    _burst_worker(no_runner, tmp_path, task_role)
+    assert wait_for_record(bucket, "ended late").status == "done"
+    assert task_role.denials() == []  # the role holds all a conversion needs
+
+    for key in bucket.list_keys(keys.job_prefix(body["job_id"])):
+        bucket.delete(key)
+    no_runner.stack.sqs.send_message(
+        QueueUrl=no_runner.stack.queue_urls["chunks"], MessageBody=json.dumps(body)
+    )
+    stderr = _burst_worker(no_runner, tmp_path, task_role)
+    assert b"the job has ended; message dropped" in stderr
+    assert ("runner", "s3:GetObject", "missing as 403") in task_role.seen
+    assert _queue_counts(no_runner) == (0, 0)
+
+
+def test_a_chunk_pdf_missing_from_an_open_job_ends_it_with_a_record(
+    no_runner: LocalPipeline, task_role: IamDouble, tmp_path: Path
+) -> None:
+    """Under the task role's permissions, as on AWS: the job's manifest tells an open job from
+    one that ended, so the role may read it."""
     assert no_runner.stack is not None
     bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
     body = _split_and_peek(no_runner, "lost-chunk", report_pdf(tmp_path / "a.pdf", sections=2))
     bucket.delete(keys.chunk_pdf(body["job_id"], body["chunk"]["index"]))
-    _burst_worker(no_runner, tmp_path, max_attempts=1)
+    _burst_worker(no_runner, tmp_path, task_role, max_attempts=1)
     record = wait_for_record(bucket, "lost-chunk")
     assert record.status == "failed"
     error = record.chunks[0].error
     assert error is not None and error.code == "convert_error"
     assert "is gone from the bucket" in error.message
+    assert task_role.denials() == []
 
 
 def test_the_next_chunk_converts_while_the_last_result_is_still_being_written(
