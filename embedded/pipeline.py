@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -90,10 +91,13 @@ class LocalPipeline(StopOnExit):
         keep_jobs_s: float | None = None,
         functions_endpoint_url: str | None = None,
         concurrency: dict[str, int] | None = None,
+        function_env: Callable[[str], Mapping[str, str]] | None = None,
     ) -> None:
         """``keep_jobs_s``: delete each job's internals this long after it ended (the janitor;
         None keeps them, as tests that read them need). ``functions_endpoint_url``: the endpoint
-        the handlers and runners use, when it is not the stack's (a fault-injecting proxy)."""
+        the handlers and runners use, when it is not the stack's (a fault-injecting proxy).
+        ``function_env``: more environment for each function, by its entry point (its own
+        credentials, as each Lambda has its own role)."""
         self.settings = settings.model_copy(
             update={"poll_wait_s": min(settings.poll_wait_s, LOCAL_POLL_WAIT_S)}
         )
@@ -109,6 +113,7 @@ class LocalPipeline(StopOnExit):
         self.keep_jobs_s = keep_jobs_s
         self.functions_endpoint_url = functions_endpoint_url
         self.concurrency = {**CONCURRENCY, **(concurrency or {})}
+        self.function_env = function_env
         self.dispatcher: Dispatcher | None = None
         self.janitor: Janitor | None = None
         self.runner: subprocess.Popen[bytes] | None = None
@@ -160,8 +165,12 @@ class LocalPipeline(StopOnExit):
     def _map_functions(self, dispatcher: Dispatcher, stack: Stack) -> None:
         env = self._function_env()
         for name, (role, dead_letters, handler) in FUNCTIONS.items():
+            own = self.function_env(handler) if self.function_env else {}
             spec = EnvironmentSpec(
-                handler=handler, env=env, timeout_s=HANDLER_TIMEOUT_S, attach_logs=self.logs.attach
+                handler=handler,
+                env={**env, **own},
+                timeout_s=HANDLER_TIMEOUT_S,
+                attach_logs=self.logs.attach,
             )
             urls, arns = (
                 (stack.dlq_urls, stack.dlq_arns)

@@ -90,6 +90,7 @@ def completion_dead_letter_record_handler(record: SQSRecord) -> None:
     log and a metric, beside the DLQ's alarm): never dropped unseen (rule 3). Only a transient
     fault keeps the message, to be tried again; anything else would fail the same way until the
     DLQ's retention ended it silently."""
+    metrics.add_metric(name="CompletionDeadLetterMessages", unit=MetricUnit.Count, value=1)
     receive_count = int(record.attributes.approximate_receive_count or 0)
     settings = Settings()
     try:

@@ -7,7 +7,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -17,7 +17,7 @@ from embedded.demo import report_pdf
 from embedded.pipeline import FUNCTIONS, LocalPipeline
 from pagefleet import keys
 from pagefleet.completion import complete_job
-from pagefleet.models import ChunkSpec, JobManifest, JobRecord, Source
+from pagefleet.models import ChunkMessage, ChunkSpec, JobManifest, JobRecord, Source
 from pagefleet.settings import Settings
 from pagefleet.stack import notification_configuration, queue_specs
 from pagefleet.status import job_status, jobs_finished
@@ -25,6 +25,7 @@ from pagefleet.storage import Bucket
 from pagefleet.submission import await_records, upload
 from runner.converters.text_layer import convert_document
 from tests.conftest import corpus_dir, wait_for_record
+from tests.iam_double import IamDouble, iam_double
 
 ERROR_CODES = {
     "not_pdf",
@@ -428,34 +429,15 @@ def test_a_job_whose_completion_reaches_the_dlq_gets_a_failed_record(
 ) -> None:
     stack = pipeline.stack
     assert stack is not None
-    source = Source(
-        bucket=bucket.name,
-        key=keys.inbox_key("completion poison"),
-        etag="1",
-        event_time="2026-12-01T10:00:00.000Z",
-    )
-    manifest = JobManifest(
-        job_id=source.job_id,
-        rel="completion poison",
-        source=source,
-        pages=1,
-        chunks=[ChunkSpec(index=0, first_page=1, last_page=1)],
-        created_at=time.time(),
-        split_s=0.0,
-    )
-    result = keys.chunk_result(source.job_id, 0)
-
-    def write() -> None:
-        bucket.put(keys.manifest(source.job_id), manifest.model_dump_json().encode())
-        bucket.put(result, b"a result no completion can read")
-
-    _without_notifications(pipeline, write)
+    manifest = _job(bucket, "completion poison")
+    result = keys.chunk_result(manifest.job_id, 0)
+    _without_notifications(pipeline, lambda: bucket.put(result, b"no completion can read this"))
     # Its completion failed maxReceiveCount times (the garbage result), so its event is here.
     stack.sqs.send_message(
         QueueUrl=stack.dlq_urls["completion"], MessageBody=_result_event(bucket.name, result)
     )
     record = wait_for_record(bucket, "completion poison")
-    assert record.status == "failed" and record.job_id == source.job_id
+    assert record.status == "failed" and record.job_id == manifest.job_id
     assert record.error is not None and record.error.code == "dead_letter"
     assert "completion step failed" in record.error.message
 
@@ -477,3 +459,89 @@ def test_what_names_no_job_in_the_completion_dlq_is_consumed_not_left(
     ):
         stack.sqs.send_message(QueueUrl=url, MessageBody=body)
     _wait_queues_empty(stack.sqs, [url])
+
+
+@pytest.fixture
+def double(moto_server, settings: Settings) -> Iterator[IamDouble]:
+    with iam_double(moto_server.url, settings.bucket, settings.queue_prefix) as running:
+        yield running
+
+
+def test_every_function_and_the_runner_under_its_own_terraform_role(
+    moto_server, settings: Settings, double: IamDouble, report: Path
+) -> None:
+    """Each function and the runner signs as its own role, through the IAM double, which
+    answers as AWS answers those roles (tests/iam_double.py: Terraform's planned policies):
+    an upload converts, and each DLQ's consumer does its work, with nothing denied."""
+    with LocalPipeline(
+        settings,
+        workers=1,
+        server=moto_server,
+        functions_endpoint_url=double.url,
+        function_env=lambda entry_point: double.credentials(double.role_of(entry_point)),
+        runner_env=double.credentials(double.role_of("python -m runner")),
+    ) as local:
+        stack = local.stack
+        assert stack is not None
+        bucket = Bucket(stack.s3, settings.bucket)
+        upload(bucket, "as roles", report.read_bytes())
+        assert wait_for_record(bucket, "as roles").status == "done"
+
+        # The chunks DLQ: a chunk of a job that never converted it.
+        dead = _job(bucket, "dead chunk")
+        message = ChunkMessage(
+            job_id=dead.job_id,
+            bucket=bucket.name,
+            chunk=dead.chunks[0],
+            chunk_count=1,
+            sent_at=time.time(),
+        )
+        stack.sqs.send_message(
+            QueueUrl=stack.dlq_urls["chunks"], MessageBody=message.model_dump_json()
+        )
+        # The completion DLQ: a job whose result no completion can read.
+        poisoned = _job(bucket, "dead completion")
+        result = keys.chunk_result(poisoned.job_id, 0)
+        _without_notifications(local, lambda: bucket.put(result, b"unreadable"))
+        stack.sqs.send_message(
+            QueueUrl=stack.dlq_urls["completion"],
+            MessageBody=_result_event(bucket.name, result),
+        )
+        # The ingest DLQ: an upload the splitter failed on.
+        key = keys.inbox_key("dead upload")
+        _without_notifications(local, lambda: bucket.put(key, report.read_bytes()))
+        head = bucket.head(key)
+        assert head is not None
+        source = Source(
+            bucket=bucket.name,
+            key=key,
+            etag=head["ETag"].strip('"'),
+            version_id=head.get("VersionId"),
+            event_time="2026-12-01T10:00:00.000Z",
+        )
+        stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=_s3_event(source))
+
+        records = await_records(bucket, ["dead chunk", "dead completion", "dead upload"])
+    assert {rel: r.status for rel, r in records.items()} == dict.fromkeys(records, "failed")
+    assert all(r.error is not None for r in records.values())
+    assert double.denials() == []
+    roles = {role for role, _, _ in double.seen}
+    assert roles == set(double.roles), f"unused: {set(double.roles) - roles}"
+
+
+def _job(bucket: Bucket, rel: str) -> JobManifest:
+    """The manifest of a one-page job split without a chunk PDF, written to ``bucket``."""
+    source = Source(
+        bucket=bucket.name, key=keys.inbox_key(rel), etag="1", event_time="2026-12-01T10:00:00Z"
+    )
+    manifest = JobManifest(
+        job_id=source.job_id,
+        rel=rel,
+        source=source,
+        pages=1,
+        chunks=[ChunkSpec(index=0, first_page=1, last_page=1)],
+        created_at=time.time(),
+        split_s=0.0,
+    )
+    bucket.put(keys.manifest(source.job_id), manifest.model_dump_json().encode())
+    return manifest
