@@ -158,7 +158,8 @@ def _chunk_delivery(raw: AsyncMessageTypeDef) -> ChunkDelivery | None:
     except ValidationError as exc:
         log.error("not a chunk message, left for the DLQ: %s: %s", raw["MessageId"], exc)
         return None
-    prior = raw.get("MessageAttributes", {}).get(PRIOR_ATTEMPTS, {}).get("StringValue")
+    attribute = raw.get("MessageAttributes", {}).get(PRIOR_ATTEMPTS)
+    prior = attribute.get("StringValue") if attribute is not None else None
     return ChunkDelivery(
         receipt=raw["ReceiptHandle"],
         message=message,
