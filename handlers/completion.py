@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers import clients
+from handlers.batch import sqs_entry_point
 from pagefleet import keys
 from pagefleet.aws import is_transient
 from pagefleet.chunk_results import dead_letter_result, write_result
@@ -28,12 +29,11 @@ from pagefleet.models import ChunkMessage
 from pagefleet.queues import PRIOR_ATTEMPTS, prior_attempts
 from pagefleet.settings import Settings
 
-# One processor per handler: a processor keeps the batch in hand on itself, so the module's two
-# functions must not share one where a process runs both at once (tests/test_handlers.py does;
-# Lambda and the embedded stack give each function environments of its own).
+# One processor per handler: a processor keeps the batch in hand on itself, so the module's
+# functions must not share one where a process runs them at once (tests/test_handlers.py does;
+# Lambda and the embedded stack give each function environments of its own). The dead-letter
+# entry points get theirs from sqs_entry_point.
 processor = BatchProcessor(event_type=EventType.SQS)
-dead_letter_processor = BatchProcessor(event_type=EventType.SQS)
-completion_dead_letter_processor = BatchProcessor(event_type=EventType.SQS)
 logger = Logger(service="pagefleet-completion")
 metrics = Metrics(namespace="pagefleet", service="completion")
 
@@ -143,27 +143,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
     )
 
 
-@metrics.log_metrics
-@logger.inject_lambda_context
-def dead_letter_handler(
-    event: dict[str, Any], context: LambdaContext
-) -> PartialItemFailureResponse:
-    return process_partial_response(
-        event=event,
-        record_handler=dead_letter_record_handler,
-        processor=dead_letter_processor,
-        context=context,
-    )
-
-
-@metrics.log_metrics
-@logger.inject_lambda_context
-def completion_dead_letter_handler(
-    event: dict[str, Any], context: LambdaContext
-) -> PartialItemFailureResponse:
-    return process_partial_response(
-        event=event,
-        record_handler=completion_dead_letter_record_handler,
-        processor=completion_dead_letter_processor,
-        context=context,
-    )
+dead_letter_handler = sqs_entry_point(dead_letter_record_handler, logger, metrics)
+completion_dead_letter_handler = sqs_entry_point(
+    completion_dead_letter_record_handler, logger, metrics
+)
