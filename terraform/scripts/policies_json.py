@@ -93,14 +93,10 @@ def render(workdir: Path = TF_DIR, env: dict[str, str] | None = None) -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if "--check" in argv:
-        if OUT.read_text() != text:
-            print(f"{OUT} is stale: run `make terraform-policies-json`", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    return 0
+    # The sibling script's: run as a script, this folder is on sys.path.
+    from stack_json import write_or_check
+
+    return write_or_check(OUT, render(), "terraform-policies-json", argv)
 
 
 if __name__ == "__main__":

@@ -67,15 +67,19 @@ def render() -> str:
     return json.dumps(stack_document(), indent=2, sort_keys=True) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    text = render()
+def write_or_check(out: Path, text: str, make_target: str, argv: list[str]) -> int:
+    """Write ``text`` to ``out``, or with ``--check`` only say whether ``out`` holds it."""
     if "--check" in argv:
-        if OUT.read_text() != text:
-            print(f"{OUT} is stale: run `make terraform-stack-json`", file=sys.stderr)
+        if out.read_text() != text:
+            print(f"{out} is stale: run `make {make_target}`", file=sys.stderr)
             return 1
         return 0
-    OUT.write_text(text)
+    out.write_text(text)
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return write_or_check(OUT, render(), "terraform-stack-json", argv)
 
 
 if __name__ == "__main__":
