@@ -337,27 +337,30 @@ def test_a_poison_upload_whose_event_reaches_the_ingest_dlq_gets_a_failed_record
 ) -> None:
     stack = pipeline.stack
     assert stack is not None
-    # An upload the splitter failed on maxReceiveCount times: its object is written with the
-    # notifications off, and its event goes where SQS's redrive puts it, the ingest DLQ.
-    stack.s3.put_bucket_notification_configuration(Bucket=bucket.name, NotificationConfiguration={})
-    key = upload(bucket, "poison", report.read_bytes())
-    stack.s3.put_bucket_notification_configuration(
-        Bucket=bucket.name, NotificationConfiguration=notification_configuration(stack.queue_arns)
-    )
+    # An upload the splitter failed on maxReceiveCount times: its event goes where SQS's
+    # redrive puts it, the ingest DLQ.
+    event = _dead_upload_event(pipeline, bucket, "poison", report.read_bytes())
+    stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=event)
+    record = wait_for_record(bucket, "poison")
+    assert record.status == "failed"
+    assert record.error is not None and record.error.code == "dead_letter"
+    assert bucket.head(keys.inbox_key("poison")) is not None  # the input stays
+
+
+def _dead_upload_event(local: LocalPipeline, bucket: Bucket, rel: str, data: bytes) -> str:
+    """Upload ``data`` as ``rel`` with the notifications off; the event S3 would have sent."""
+    key = keys.inbox_key(rel)
+    _without_notifications(local, lambda: upload(bucket, rel, data))
     head = bucket.head(key)
     assert head is not None
     source = Source(
         bucket=bucket.name,
         key=key,
         etag=head["ETag"].strip('"'),
-        version_id=head["VersionId"],
+        version_id=head.get("VersionId"),
         event_time="2026-12-01T10:00:00.000Z",
     )
-    stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=_s3_event(source))
-    record = wait_for_record(bucket, "poison")
-    assert record.status == "failed"
-    assert record.error is not None and record.error.code == "dead_letter"
-    assert bucket.head(key) is not None  # the input stays
+    return _s3_event(source)
 
 
 def test_uploads_whose_names_once_collided_each_keep_their_own_outputs(
@@ -508,18 +511,8 @@ def test_every_function_and_the_runner_under_its_own_terraform_role(
             MessageBody=_result_event(bucket.name, result),
         )
         # The ingest DLQ: an upload the splitter failed on.
-        key = keys.inbox_key("dead upload")
-        _without_notifications(local, lambda: bucket.put(key, report.read_bytes()))
-        head = bucket.head(key)
-        assert head is not None
-        source = Source(
-            bucket=bucket.name,
-            key=key,
-            etag=head["ETag"].strip('"'),
-            version_id=head.get("VersionId"),
-            event_time="2026-12-01T10:00:00.000Z",
-        )
-        stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=_s3_event(source))
+        event = _dead_upload_event(local, bucket, "dead upload", report.read_bytes())
+        stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=event)
 
         records = await_records(bucket, ["dead chunk", "dead completion", "dead upload"])
     assert {rel: r.status for rel, r in records.items()} == dict.fromkeys(records, "failed")
