@@ -10,6 +10,15 @@ locals {
   bucket  = var.bucket_arn
   objects = "${var.bucket_arn}/*"
 
+  # What the functions that end a job with its record use: read jobs/, write outbox/ (whose
+  # conditional writes read the current object first), and list, without which a missing key
+  # is a 403, not a 404.
+  record_statements = [
+    { sid = "ReadJobs", actions = ["s3:GetObject"], resources = ["${var.bucket_arn}/jobs/*"] },
+    { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
+    { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
+  ]
+
   # Each function: its entry point, the queue that feeds it, and the S3 and SQS actions its
   # code uses (pagefleet/splitting.py, completion.py, outbox.py), by key prefix.
   functions = {
@@ -31,11 +40,7 @@ locals {
     completion = {
       handler      = "handlers.completion.lambda_handler"
       source_queue = var.queue_arns["completion"]
-      statements = [
-        { sid = "ReadJobs", actions = ["s3:GetObject"], resources = ["${var.bucket_arn}/jobs/*"] },
-        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
-        { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
-      ]
+      statements   = local.record_statements
     }
     dead_letter = {
       handler      = "handlers.completion.dead_letter_handler"
@@ -48,23 +53,15 @@ locals {
     upload_dead_letter = {
       handler      = "handlers.splitter.dead_letter_handler"
       source_queue = var.dead_letter_queue_arns["ingest"]
-      statements = [
-        # The job's "sent" marker: a job that was split after all is left to finish.
-        { sid = "ReadJobs", actions = ["s3:GetObject"], resources = ["${var.bucket_arn}/jobs/*"] },
-        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
-        { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
-      ]
+      # Reads the job's "sent" marker: a job that was split after all is left to finish.
+      statements = local.record_statements
     }
     # A completion that failed every delivery: one more check, else a failed record (rule 3);
     # what names no job is logged, so nothing in any DLQ goes unseen.
     completion_dead_letter = {
       handler      = "handlers.completion.completion_dead_letter_handler"
       source_queue = var.dead_letter_queue_arns["completion"]
-      statements = [
-        { sid = "ReadJobs", actions = ["s3:GetObject"], resources = ["${var.bucket_arn}/jobs/*"] },
-        { sid = "WriteOutbox", actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources = ["${var.bucket_arn}/outbox/*"] },
-        { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
-      ]
+      statements   = local.record_statements
     }
   }
 
