@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import psutil
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pagefleet.settings import Settings
+from pagefleet.settings import Settings, refusal
 from runner.gpu import GpuInfo, Inventory
 
 # Stragglers are killed this long before ECS's own SIGKILL, so the kill is ours and is logged.
@@ -129,8 +129,12 @@ class RunnerSettings(BaseSettings):
 
 
 def load_runner_settings(**overrides: object) -> RunnerSettings:
-    """Runner settings from the environment, with explicit overrides winning."""
-    return RunnerSettings(**overrides)  # type: ignore[arg-type]
+    """Runner settings from the environment, with explicit overrides winning; raises
+    :class:`~pagefleet.settings.SettingsRefused` for settings that cannot work."""
+    try:
+        return RunnerSettings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise refusal(exc) from None
 
 
 class SupervisorError(RuntimeError):

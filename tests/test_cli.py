@@ -159,6 +159,17 @@ def test_up_on_an_endpoint_logs_a_killed_worker_and_drains_on_sigterm(
     assert "[completion[0]]" in logged
 
 
+def test_settings_that_cannot_hold_a_lease_are_refused_by_up(tmp_path: Path) -> None:
+    proc = _up(env={"PAGEFLEET_VISIBILITY_TIMEOUT_S": "5"}, stderr=tmp_path / "stderr")
+    proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert (tmp_path / "stderr").read_text().splitlines() == [
+        "pagefleet: settings refused: PAGEFLEET_HEARTBEAT_S (20) must be at most half of "
+        "PAGEFLEET_VISIBILITY_TIMEOUT_S (5), or a chunk's lease lapses before the heartbeat "
+        "extends it"
+    ]
+
+
 def _runner_workers(up_pid: int, count: int, timeout_s: float = 60) -> list[psutil.Process]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -728,6 +729,20 @@ def test_sigterm_drains_without_losing_a_chunk(
     events = [json.loads(line) for line in out.splitlines()]
     assert [e["exit_code"] for e in events if e["event"] == "worker_exited"] == [0, 0]
     assert not [e for e in events if e["event"] == "worker_restart"]
+
+
+def test_settings_that_cannot_hold_a_lease_stop_the_runner_at_start(root: Path) -> None:
+    """Refused once, in one line, before any worker starts: no crash loop, no traceback."""
+    env = {**os.environ, "FAKE_ROOT": str(root), "PAGEFLEET_VISIBILITY_TIMEOUT_S": "5"}
+    cmd = [sys.executable, "-m", "runner", "--", sys.executable, str(root / "fake_worker.py")]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr == ""
+    (line,) = done.stdout.splitlines()
+    event = json.loads(line)
+    assert (event["event"], event["level"]) == ("supervisor_failed", "error")
+    said = "PAGEFLEET_HEARTBEAT_S (20) must be at most half of PAGEFLEET_VISIBILITY_TIMEOUT_S (5)"
+    assert said in event["error"]
+    assert listing(root, "env") == []  # no worker ran
 
 
 # --- health check ---
