@@ -270,6 +270,20 @@ run "gpu_type_given" {
   }
 }
 
+run "heartbeat_that_cannot_hold_the_lease_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    environment = { PAGEFLEET_VISIBILITY_TIMEOUT_S = "30", PAGEFLEET_HEARTBEAT_S = "20" }
+  }
+
+  expect_failures = [var.environment]
+}
+
 run "unknown_instance_type_refused" {
   command = plan
 
