@@ -6,6 +6,7 @@ outbox/_refused/<hash>.json              the record of an input whose <rel> is r
 jobs/<job_id>/manifest.json              the split plan
 jobs/<job_id>/chunks/<index>.pdf         one page range of the source
 jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
+jobs/<job_id>/conversions/<index>.json   how many conversions of a chunk have started
 jobs/<job_id>/assets/<name>              images a chunk's Markdown links to
 
 The outbox name of an upload is its ``<rel>``, unchanged for every ordinary name
@@ -260,6 +261,10 @@ def results_prefix(job_id: str) -> str:
 
 def chunk_result(job_id: str, index: int) -> str:
     return f"{results_prefix(job_id)}{index:05d}{RESULT_SUFFIX}"
+
+
+def chunk_conversions(job_id: str, index: int) -> str:
+    return f"{JOBS}{job_id}/conversions/{index:05d}.json"
 
 
 def job_assets(job_id: str) -> str:

@@ -219,10 +219,11 @@ run "runners" {
       WriteChunkResults = [["s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/assets/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
       SplitChunks       = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
       SendHalves        = [["sqs:SendMessage"], [var.chunks_queue_arn]]
+      CountConversions  = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/conversions/*"]]
       UseDataKey        = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
       ScaleInProtection = [["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"], ["arn:aws:ecs:us-east-1:123456789012:task/pf/*"]]
     })
-    error_message = "runner task role: chunks queue, chunk PDFs in, results and assets out, split chunks' halves out, its own task protection"
+    error_message = "runner task role: chunks queue, chunk PDFs in, results and assets out, split chunks' halves out, its conversion counts, its own task protection"
   }
 }
 
