@@ -126,6 +126,13 @@ class RunnerSettings(BaseSettings):
     health_file: str = Field(
         "/tmp/pagefleet-runner-health.json", description="Read by `python -m runner --check`."
     )
+    parent_fd: int | None = Field(
+        None,
+        ge=0,
+        description="A pipe's read end whose other end the process that started the runner "
+        "holds (`pagefleet up` passes the runner's standard input, 0): at its end of file that "
+        "process is gone, and the runner drains and stops. Unset (ECS): nothing is watched.",
+    )
 
 
 def load_runner_settings(**overrides: object) -> RunnerSettings:
