@@ -242,6 +242,14 @@ def job_prefix(job_id: str) -> str:
     return f"{JOBS}{job_id}/"
 
 
+def job_of_prefix(prefix: str) -> str | None:
+    """``jobs/<id>/`` (a listing's common prefix) -> id; None for any other prefix."""
+    if not prefix.startswith(JOBS) or not prefix.endswith("/"):
+        return None
+    job_id = prefix[len(JOBS) : -1]
+    return job_id if job_id and "/" not in job_id else None
+
+
 def manifest(job_id: str) -> str:
     return f"{JOBS}{job_id}/manifest.json"
 
