@@ -7,9 +7,9 @@ convert it under a count of their own. So each conversion counts itself, as it s
 ``jobs/<id>/conversions/<index>.json``, with conditional writes: two conversions that start at
 once both count. The worker's result carries what the counter says when the result is written.
 
-The counter is created with ``If-None-Match: *`` before it is read, and read only by a conversion
-that has counted itself, so a worker never GETs a counter that is not there (the runner's role,
-without ListBucket, would see a 403 where there is nothing).
+The counter is created with ``If-None-Match: *`` before anything reads it, and read only after a
+write to it lost a race or by a conversion that has counted itself, so a worker hardly ever GETs
+a counter that is not there (the runner's role, without ListBucket, sees a 403 where nothing is).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import json
 import logging
 
 from pagefleet import keys
+from pagefleet.aws import error_code
 from pagefleet.storage import AsyncBucket, NotFound, PreconditionFailed
 
 log = logging.getLogger(__name__)
@@ -44,20 +45,24 @@ def _decode(body: bytes) -> int:
 async def count_conversion(bucket: AsyncBucket, job_id: str, index: int) -> int:
     """Count one more conversion of chunk ``index``; returns the count, this one included."""
     key = keys.chunk_conversions(job_id, index)
-    try:
-        await bucket.put(key, _encode(1), content_type=CONTENT_TYPE, if_none_match=True)
-        return 1
-    except PreconditionFailed:
-        pass  # converted before: count on from there
+    etag: str | None = None  # the counter as last read; None: create it
     count = 1
     for _ in range(MAX_RACES):
-        body, etag = await bucket.get_tagged(key)
-        count = _decode(body) + 1
         try:
-            await bucket.put(key, _encode(count), content_type=CONTENT_TYPE, if_match=etag)
+            if etag is None:
+                await bucket.put(key, _encode(1), content_type=CONTENT_TYPE, if_none_match=True)
+            else:
+                await bucket.put(key, _encode(count), content_type=CONTENT_TYPE, if_match=etag)
             return count
-        except PreconditionFailed:
-            continue  # another conversion of the chunk counted itself in between
+        except Exception as exc:
+            if not _lost_race(exc):
+                raise
+        try:
+            body, etag = await bucket.get_tagged(key)
+        except NotFound:
+            etag, count = None, 1  # the write it raced did not land after all
+            continue
+        count = _decode(body) + 1
     log.warning(
         "chunk %s/%d: its conversion count lost %d races; counted %d",
         job_id,
@@ -66,6 +71,12 @@ async def count_conversion(bucket: AsyncBucket, job_id: str, index: int) -> int:
         count,
     )
     return count
+
+
+def _lost_race(exc: BaseException) -> bool:
+    # The counter exists or changed since it was read (412); or another conditional write to
+    # it is under way (S3's 409 ConditionalRequestConflict): read it again and count on.
+    return isinstance(exc, PreconditionFailed) or error_code(exc) == "ConditionalRequestConflict"
 
 
 async def conversions(bucket: AsyncBucket, job_id: str, index: int) -> int:
