@@ -9,6 +9,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from pagefleet.settings import SettingsRefused
+
 __all__ = ["main"]
 
 
@@ -137,7 +139,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except SettingsRefused as exc:  # rule 7: refused at start, in one line
+        print(f"pagefleet: settings refused: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from types import FrameType
 from cli.views import await_with_progress, console, records_table
 from embedded.demo import write_demo_set
 from embedded.pipeline import DrainReport, LocalPipeline, terminal_logs
-from pagefleet.settings import Settings
+from pagefleet.settings import load_settings
 from pagefleet.storage import Bucket
 from pagefleet.submission import Submission
 
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[red]no such file or folder: {source}")
         return 2
     out = Path(args.out).expanduser()
-    settings = Settings()
+    settings = load_settings()
     out.mkdir(parents=True, exist_ok=True)
     logs = terminal_logs(verbose=False, log_file=str(out / "pagefleet.log"), terminal=True)
     with LocalPipeline(settings, workers=args.workers, logs=logs, keep_jobs_s=10) as pipeline:
@@ -68,7 +68,7 @@ class _Signals:
 
 
 def up(args: argparse.Namespace) -> int:
-    settings = Settings()
+    settings = load_settings()
     signals = _Signals()
     signals.install()
     logs = terminal_logs(verbose=args.verbose, log_file=args.log_file, terminal=True)

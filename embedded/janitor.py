@@ -6,7 +6,9 @@ memory, and moto keeps every version of a versioned bucket, so without this a st
 jobs grows the server without bound. The janitor is not in the handlers' code path: the event
 source mapping tells it which jobs a batch touched (:class:`~embedded.dispatch.Dispatcher`
 observers), and ``grace_s`` after a job's last activity it looks whether the job has ended; if
-so, it deletes every version under ``jobs/<job_id>/``.
+so, it deletes every version under ``jobs/<job_id>/``. Jobs that ended while no janitor watched
+(a stop within ``grace_s`` of their end, a kill, a crash) are found by a scan of ``jobs/`` when it
+starts: every job there gets one look, and those not ended yet get theirs from the mapping.
 
 A job has ended when the outbox record of its name is its own, or is a newer upload's while
 every chunk of this job has a result (its completion found itself superseded). Nothing under
@@ -33,6 +35,8 @@ from pagefleet.outbox import placement, upload_order_of
 log = logging.getLogger(__name__)
 
 DELETE_BATCH = 1000  # DeleteObjects' limit
+# Jobs the start-up scan looks at, at most: a stack's recent past, not an unbounded walk.
+SCAN_LIMIT = 10_000
 MAX_ROUNDS = 20  # versions of one key (a chunk result is written again by a repeated message)
 
 
@@ -103,6 +107,8 @@ class Janitor:
     # --- the thread ---
 
     def start(self) -> None:
+        with self._wake:
+            self._busy = True  # scanning: not idle until every job found has had its look
         self._thread = threading.Thread(target=self._run, name="janitor", daemon=True)
         self._thread.start()
 
@@ -129,7 +135,33 @@ class Janitor:
                 self._wake.wait(left)
             return True
 
+    def scan(self) -> int:
+        """A look at every job under ``jobs/`` (up to ``SCAN_LIMIT``); returns how many."""
+        found = 0
+        pages = self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=keys.JOBS, Delimiter="/"
+        )
+        for page in pages:
+            for common in page.get("CommonPrefixes", []):
+                job_id = keys.job_of_prefix(common["Prefix"])
+                if job_id is None:
+                    continue
+                if found == SCAN_LIMIT or self._stop:
+                    return found
+                self.touch(job_id)
+                found += 1
+        return found
+
     def _run(self) -> None:
+        try:
+            self.scan()
+        except Exception:
+            self.stats.errors += 1
+            log.exception("janitor: could not scan jobs/; jobs are looked at as they end")
+        finally:
+            with self._wake:
+                self._busy = False
+                self._wake.notify_all()
         while True:
             with self._wake:
                 job_id = self._next_due()

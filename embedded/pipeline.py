@@ -206,6 +206,9 @@ class LocalPipeline(StopOnExit):
             "PYTHONUNBUFFERED": "1",
             "TMPDIR": str(self._runner_tmp),
             "PAGEFLEET_HEALTH_FILE": str(self._runner_tmp / "health.json"),
+            # Its standard input is a pipe only this process writes to: it ends when this
+            # process does, however it ends, and the runner then drains and stops.
+            "PAGEFLEET_PARENT_FD": "0",
             **self.runner_env,
         }
         if self.workers:
@@ -214,6 +217,7 @@ class LocalPipeline(StopOnExit):
         self.runner = subprocess.Popen(
             [sys.executable, "-m", "runner"],
             env=env,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             # Its own session: a terminal's Ctrl-C reaches this process, which decides.
@@ -295,6 +299,8 @@ class LocalPipeline(StopOnExit):
             self.runner.kill()
             return self.runner.wait()
         finally:
+            if self.runner.stdin is not None:
+                self.runner.stdin.close()
             self.runner = None
             self._health_file = None
             if self._runner_tmp is not None:

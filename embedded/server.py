@@ -17,7 +17,8 @@ does not need:
   1,000 uploads made each ReceiveMessage cost O(queue) per message delivered (a fifth of the
   embedded stack's CPU). Here the check reads the period itself, with the same answer.
 
-And one thing moto needs: S3 requests one at a time (see ``_S3_LOCK``).
+And two things moto needs: S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
+changed under the queue's own lock (see ``_locked_delete``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from moto.moto_server.werkzeug_app import (
     MotoRequestHandler,
     create_backend_app,
 )
-from moto.sqs.models import Message, SQSBackend
+from moto.sqs.models import Message, Queue, SQSBackend
 from werkzeug.serving import make_server
 
 from pagefleet.aws import use_fake_credentials
@@ -53,6 +54,30 @@ def _retained(self: SQSBackend, queue_name: str, message: Message) -> bool:
 
 
 SQSBackend.is_message_valid_based_on_retention_period = _retained  # type: ignore[method-assign]
+
+# moto's SQS is not thread-safe either, and its requests cannot run one at a time (a long poll
+# waits inside one). A delete rebuilds the queue's message list from the list it started with
+# and puts the copy in its place, holding no lock, while a send appends under the queue's lock:
+# a delete that overlapped another brought that one's message back, in flight for the queue's
+# visibility timeout (the drill's burst: a splitter batch of 10 "not yet split" six minutes
+# after it was), and a message sent meanwhile was lost (an upload never split). Deletes and
+# receives take the lock sends take; a long poll releases it while it waits (a Condition).
+_moto_delete = Queue.delete_message
+_moto_receive = SQSBackend.receive_message
+
+
+def _locked_delete(self: Queue, receipt_handle: str) -> None:
+    with self._messages_lock:
+        _moto_delete(self, receipt_handle)
+
+
+def _locked_receive(self: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+    with self.get_queue(queue_name)._messages_lock:
+        return _moto_receive(self, queue_name, *args, **kwargs)
+
+
+Queue.delete_message = _locked_delete  # type: ignore[method-assign]
+SQSBackend.receive_message = _locked_receive  # type: ignore[method-assign]
 
 
 class _HostCachingDispatcher(DomainDispatcherApplication):

@@ -3,8 +3,9 @@
 Plain functions and pydantic models that know nothing about Lambda events or the poll loop. In
 the order one PDF meets them: ``keys`` (the bucket's layout), ``events`` (S3 notifications),
 ``pdf`` and ``costs`` (checks and page costs), ``planning`` and ``splitting`` (page ranges, chunk
-PDFs, the manifest), ``chunk_results`` (a chunk's converted or failed result), ``completion``,
-``assembly`` and ``layout`` (the document in page order), ``outbox`` (the final writes). Around
+PDFs, the manifest), ``conversions`` (how often a chunk was converted), ``chunk_results`` (a
+chunk's converted or failed result), ``completion``, ``assembly`` and ``layout`` (the document in
+page order), ``outbox`` (the final writes). Around
 them: ``settings``, ``models``, ``errors``, ``stack``, ``scaling``, the S3/SQS access in ``aws``,
 ``storage`` and ``queues``, and the operator side in ``submission``, ``status`` and ``redrive``.
 """
@@ -14,6 +15,7 @@ __all__ = [
     "aws",
     "chunk_results",
     "completion",
+    "conversions",
     "costs",
     "errors",
     "events",

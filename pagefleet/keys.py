@@ -6,6 +6,7 @@ outbox/_refused/<hash>.json              the record of an input whose <rel> is r
 jobs/<job_id>/manifest.json              the split plan
 jobs/<job_id>/chunks/<index>.pdf         one page range of the source
 jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
+jobs/<job_id>/conversions/<index>.json   how many conversions of a chunk have started
 jobs/<job_id>/assets/<name>              images a chunk's Markdown links to
 
 The outbox name of an upload is its ``<rel>``, unchanged for every ordinary name
@@ -241,6 +242,14 @@ def job_prefix(job_id: str) -> str:
     return f"{JOBS}{job_id}/"
 
 
+def job_of_prefix(prefix: str) -> str | None:
+    """``jobs/<id>/`` (a listing's common prefix) -> id; None for any other prefix."""
+    if not prefix.startswith(JOBS) or not prefix.endswith("/"):
+        return None
+    job_id = prefix[len(JOBS) : -1]
+    return job_id if job_id and "/" not in job_id else None
+
+
 def manifest(job_id: str) -> str:
     return f"{JOBS}{job_id}/manifest.json"
 
@@ -260,6 +269,10 @@ def results_prefix(job_id: str) -> str:
 
 def chunk_result(job_id: str, index: int) -> str:
     return f"{results_prefix(job_id)}{index:05d}{RESULT_SUFFIX}"
+
+
+def chunk_conversions(job_id: str, index: int) -> str:
+    return f"{JOBS}{job_id}/conversions/{index:05d}.json"
 
 
 def job_assets(job_id: str) -> str:

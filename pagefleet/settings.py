@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -202,9 +202,29 @@ def settings_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+class SettingsRefused(ValueError):
+    """Settings that cannot work (rule 7); the message says why in one line, by variable."""
+
+
+def refusal(exc: ValidationError) -> SettingsRefused:
+    """``exc`` as one line naming each ``PAGEFLEET_*`` variable at fault: a process refused at
+    start says so once and exits, rather than crash-looping on a traceback."""
+    problems = []
+    for error in exc.errors():
+        message = error["msg"].removeprefix("Value error, ")
+        if error["loc"]:
+            message = f"PAGEFLEET_{str(error['loc'][0]).upper()}={error['input']}: {message}"
+        problems.append(message)
+    return SettingsRefused("; ".join(problems))
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Settings from the environment, with explicit overrides winning."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Settings from the environment, with explicit overrides winning; raises
+    :class:`SettingsRefused` for settings that cannot work."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise refusal(exc) from None
 
 
 def settings_from_terraform_outputs(outputs_json: str, **overrides: object) -> Settings:

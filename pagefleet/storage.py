@@ -142,8 +142,14 @@ class AsyncBucket:
         self.name = name
         self.can_list = can_list
 
-    @transient_retry
     async def get(self, key: str) -> bytes:
+        # Not retried itself: get_tagged is, and a retry around a retry multiplies attempts.
+        body, _ = await self.get_tagged(key)
+        return body
+
+    @transient_retry
+    async def get_tagged(self, key: str) -> tuple[bytes, str]:
+        """The object and its ETag, for a write conditional on it (``put(if_match=...)``)."""
         try:
             response = await self.s3.get_object(Bucket=self.name, Key=key)
         except Exception as exc:
@@ -151,7 +157,7 @@ class AsyncBucket:
                 raise NotFound(key) from exc
             raise
         async with response["Body"] as stream:
-            return await stream.read()
+            return await stream.read(), response["ETag"]
 
     @transient_retry
     async def exists(self, key: str) -> bool:
@@ -171,14 +177,16 @@ class AsyncBucket:
         *,
         content_type: str = "application/octet-stream",
         if_none_match: bool = False,
+        if_match: str | None = None,
     ) -> str:
+        """Write ``body``; raise :class:`PreconditionFailed` if a given condition fails."""
         try:
             response = await self.s3.put_object(
                 Bucket=self.name,
                 Key=key,
                 Body=body,
                 ContentType=content_type,
-                **_write_conditions(if_none_match, None),
+                **_write_conditions(if_none_match, if_match),
             )
         except Exception as exc:
             _raise_precondition(exc, key)

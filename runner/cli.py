@@ -7,8 +7,10 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from pagefleet.settings import SettingsRefused, load_settings
 from runner.health import check_health
 from runner.supervisor import Supervisor
+from runner.telemetry import Telemetry
 from runner.worker_plan import load_runner_settings
 
 
@@ -26,12 +28,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="worker command after `--` (default: runner.worker)",
     )
     args = parser.parse_args(argv)
-    runner_settings = load_runner_settings()
+    try:
+        runner_settings = load_runner_settings()
+        settings = None if args.check else load_settings()
+    except SettingsRefused as exc:
+        # One line and exit 2, as for any configuration the supervisor cannot run: no worker
+        # is started only to die of the same settings (rule 7).
+        Telemetry().event("supervisor_failed", level="error", error=f"settings refused: {exc}")
+        return 2
     if args.check:
         healthy, reason = check_health(Path(runner_settings.health_file))
         print(reason)
         return 0 if healthy else 1
     worker = args.worker[1:] if args.worker[:1] == ["--"] else args.worker
-    return asyncio.run(
-        Supervisor(runner_settings=runner_settings, worker_argv=worker or None).run()
-    )
+    supervisor = Supervisor(settings, runner_settings, worker_argv=worker or None)
+    return asyncio.run(supervisor.run())

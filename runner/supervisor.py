@@ -179,6 +179,8 @@ class Supervisor:
                 self.telemetry.event("plan", inventory=source, note=note)
             self._check_timeouts()
             self.slots = [WorkerSlot(spec) for spec in specs]
+            if not self._watch_parent(loop):
+                return 2
             if self._handle_signals:
                 for signum in (signal.SIGTERM, signal.SIGINT):
                     loop.add_signal_handler(signum, self._on_signal, signum)
@@ -205,6 +207,8 @@ class Supervisor:
                 # The last word: no worker runs, so `--check` fails from now on.
                 self._write_health({})
         finally:
+            if self.runner_settings.parent_fd is not None:
+                loop.remove_reader(self.runner_settings.parent_fd)
             if self._handle_signals:
                 for signum in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(signum)
@@ -277,6 +281,36 @@ class Supervisor:
             self.telemetry.event("killing", level="warning")
         for slot in self.slots:
             slot.signal(signal.SIGTERM if drain else signal.SIGKILL)
+
+    def _watch_parent(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Drain once the parent's end of ``parent_fd`` closes: a parent killed outright (kill
+        -9 of `pagefleet up`) sends no signal, and its children live on in sessions of their
+        own. The end of file comes with the parent's end, however it ends, and takes no
+        polling. False if the setting names nothing to watch."""
+        fd = self.runner_settings.parent_fd
+        if fd is None:
+            return True
+        try:
+            loop.add_reader(fd, self._on_parent_readable, fd)
+        except (OSError, ValueError) as exc:
+            self.telemetry.event(
+                "supervisor_failed",
+                level="error",
+                error=f"PAGEFLEET_PARENT_FD={fd} is no pipe to watch: {exc}",
+            )
+            return False
+        return True
+
+    def _on_parent_readable(self, fd: int) -> None:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            data = b""
+        if data:
+            return  # nothing is sent on it; whatever was is not the end
+        asyncio.get_running_loop().remove_reader(fd)
+        self.telemetry.event("parent_gone", level="warning", parent_fd=fd)
+        self.stop(drain=True)
 
     def _on_signal(self, signum: int) -> None:
         self.telemetry.event("signal", signal=signal.Signals(signum).name)

@@ -7,6 +7,7 @@ Insights read it as a log event, and CloudWatch extracts the metrics named under
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import IO, Any, Literal
@@ -66,5 +67,11 @@ class Telemetry:
 
     def _write(self, record: dict[str, Any]) -> None:
         stream = self._stream or sys.stdout
-        stream.write(json.dumps(record, separators=(",", ":"), default=str) + "\n")
-        stream.flush()
+        try:
+            stream.write(json.dumps(record, separators=(",", ":"), default=str) + "\n")
+            stream.flush()
+        except BrokenPipeError:
+            # Nobody reads the log any more (the process that started the runner died): the
+            # runner still drains and stops. Later lines, and the flush at exit, go nowhere
+            # rather than raising again (Python's note on SIGPIPE).
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())

@@ -27,6 +27,7 @@ from pathlib import Path
 from pagefleet import keys
 from pagefleet.aws import async_client
 from pagefleet.chunk_results import split_result, was_split, write_result_async
+from pagefleet.conversions import conversions, count_conversion
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo
 from pagefleet.pdf import cut_halves
@@ -164,7 +165,7 @@ class Worker:
                 await self.queue.delete(receipt)
                 return None
             try:
-                result, pages_json = await self._convert(bucket, chunk_message, attempts)
+                result, pages_json = await self._convert(bucket, chunk_message)
                 halves = await self._halves(bucket, chunk_message, result)
             except _JobEnded:
                 # A late or repeated delivery: the job finished and its files were removed
@@ -215,6 +216,10 @@ class Worker:
         try:
             if halves:
                 await self._send_halves(bucket, delivery.message, halves)
+            if result.attempts:
+                # A twin conversion (after a lapsed lease) may have started since this one did.
+                counted = await conversions(bucket, result.job_id, result.chunk.index)
+                result = result.model_copy(update={"attempts": max(result.attempts, counted)})
             await write_result_async(bucket, result, pages_json)
             await self.queue.delete(delivery.receipt)
             if result.status == "done":
@@ -237,14 +242,14 @@ class Worker:
             log.exception("could not release a chunk; it returns when its lease ends")
 
     async def _convert(
-        self, bucket: AsyncBucket, message: ChunkMessage, attempts: int
+        self, bucket: AsyncBucket, message: ChunkMessage
     ) -> tuple[ChunkResult, bytes]:
-        """The chunk's result (without its pages) and its pages as the child's JSON bytes."""
+        """The chunk's result (without its pages) and its pages as the child's JSON bytes;
+        its ``attempts`` are the conversions of the chunk counted so far (0: none ran)."""
         started = time.time()
         base = dict(
             job_id=message.job_id,
             chunk=message.chunk,
-            attempts=attempts,
             converter=self.conversion.name,
             converter_version=self.conversion.version,
             queue_wait_s=max(0.0, started - message.sent_at),
@@ -253,9 +258,14 @@ class Worker:
             pdf_path, assets_dir = Path(tmp) / "chunk.pdf", Path(tmp) / "assets"
             assets_dir.mkdir()
             convert_started = time.perf_counter()
+            counted: asyncio.Task[int] | None = None
             try:
                 pdf_path.write_bytes(await self._chunk_pdf(bucket, message))
                 convert_started = time.perf_counter()  # the download is not conversion
+                # Counted as it starts, beside the conversion: its round trips cost no time.
+                counted = asyncio.ensure_future(
+                    count_conversion(bucket, message.job_id, message.chunk.index)
+                )
                 pages_json = await self.conversion.convert(
                     pdf_path, message.chunk.first_page, assets_dir
                 )
@@ -263,11 +273,17 @@ class Worker:
                 failed = ChunkResult(
                     status="failed",
                     error=ErrorInfo(code=exc.code, message=exc.message),
+                    attempts=await counted if counted is not None else 0,
                     convert_s=time.perf_counter() - convert_started,
                     finished_at=time.time(),
                     **base,
                 )
                 return failed, b"[]"
+            except asyncio.CancelledError:
+                if counted is not None:
+                    counted.cancel()  # abandoned at the drain deadline; the worker is ending
+                raise
+            attempts = await counted
             convert_s = time.perf_counter() - convert_started
             upload_started = time.perf_counter()
             assets = sorted(p.name for p in assets_dir.iterdir())
@@ -281,6 +297,7 @@ class Worker:
             )
         done = ChunkResult(
             status="done",
+            attempts=attempts,
             assets=assets,
             convert_s=convert_s,
             upload_s=time.perf_counter() - upload_started,

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import psutil
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pagefleet.settings import Settings
+from pagefleet.settings import Settings, refusal
 from runner.gpu import GpuInfo, Inventory
 
 # Stragglers are killed this long before ECS's own SIGKILL, so the kill is ours and is logged.
@@ -126,11 +126,22 @@ class RunnerSettings(BaseSettings):
     health_file: str = Field(
         "/tmp/pagefleet-runner-health.json", description="Read by `python -m runner --check`."
     )
+    parent_fd: int | None = Field(
+        None,
+        ge=0,
+        description="A pipe's read end whose other end the process that started the runner "
+        "holds (`pagefleet up` passes the runner's standard input, 0): at its end of file that "
+        "process is gone, and the runner drains and stops. Unset (ECS): nothing is watched.",
+    )
 
 
 def load_runner_settings(**overrides: object) -> RunnerSettings:
-    """Runner settings from the environment, with explicit overrides winning."""
-    return RunnerSettings(**overrides)  # type: ignore[arg-type]
+    """Runner settings from the environment, with explicit overrides winning; raises
+    :class:`~pagefleet.settings.SettingsRefused` for settings that cannot work."""
+    try:
+        return RunnerSettings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise refusal(exc) from None
 
 
 class SupervisorError(RuntimeError):

@@ -11,6 +11,7 @@ locals {
   settings = {
     chunk_pages          = coalesce(var.chunk_pages, local.stack.settings.chunk_pages)
     visibility_timeout_s = coalesce(var.visibility_timeout_s, local.stack.settings.visibility_timeout_s)
+    heartbeat_s          = coalesce(var.heartbeat_s, local.stack.settings.heartbeat_s)
     convert_timeout_s    = coalesce(var.convert_timeout_s, local.stack.settings.convert_timeout_s)
     drain_timeout_s      = coalesce(var.drain_timeout_s, local.stack.settings.drain_timeout_s)
   }
@@ -48,6 +49,7 @@ locals {
     PAGEFLEET_CONVERTER            = "marker"
     PAGEFLEET_WORKERS              = tostring(var.workers_per_gpu)
     PAGEFLEET_VISIBILITY_TIMEOUT_S = tostring(local.settings.visibility_timeout_s)
+    PAGEFLEET_HEARTBEAT_S          = tostring(local.settings.heartbeat_s)
     PAGEFLEET_CONVERT_TIMEOUT_S    = tostring(local.settings.convert_timeout_s)
     PAGEFLEET_DRAIN_TIMEOUT_S      = tostring(local.settings.drain_timeout_s)
     PAGEFLEET_MAX_ATTEMPTS         = tostring(local.stack.settings.max_attempts)

@@ -127,13 +127,27 @@ variable "chunk_pages" {
 }
 
 variable "visibility_timeout_s" {
-  description = "Chunk lease in seconds: how soon a dead runner's chunk is converted again; the heartbeat extends it (PAGEFLEET_VISIBILITY_TIMEOUT_S, the chunks queue's visibility timeout). At least two heartbeats (stack.json's settings.heartbeat_s), or the runner refuses to start."
+  description = "Chunk lease in seconds: how soon a dead runner's chunk is converted again; the heartbeat extends it (PAGEFLEET_VISIBILITY_TIMEOUT_S, the chunks queue's visibility timeout). At least two heartbeats (heartbeat_s), or the runner refuses to start. null takes stack.json's."
+  type        = number
+  default     = null
+
+  # The runner refuses the same at start (pagefleet/settings.py): half the lease leaves a whole
+  # heartbeat for an extension that is slow or retried. Refused here, a bad pair never reaches
+  # a task that could not start.
+  validation {
+    condition     = try(coalesce(var.visibility_timeout_s, jsondecode(file("${path.module}/stack.json")).settings.visibility_timeout_s) >= 2 * coalesce(var.heartbeat_s, jsondecode(file("${path.module}/stack.json")).settings.heartbeat_s), false)
+    error_message = "visibility_timeout_s (${try(coalesce(var.visibility_timeout_s, jsondecode(file("${path.module}/stack.json")).settings.visibility_timeout_s), "?")}) must be at least twice heartbeat_s (${try(coalesce(var.heartbeat_s, jsondecode(file("${path.module}/stack.json")).settings.heartbeat_s), "?")}; null takes stack.json's settings): a lease that lapses before the runner extends it lets a second runner convert the chunk. Raise visibility_timeout_s or lower heartbeat_s."
+  }
+}
+
+variable "heartbeat_s" {
+  description = "How often a runner extends the lease of the chunk it converts, in seconds (PAGEFLEET_HEARTBEAT_S); at most half of visibility_timeout_s. null takes stack.json's."
   type        = number
   default     = null
 
   validation {
-    condition     = var.visibility_timeout_s == null || try(var.visibility_timeout_s >= 2 * jsondecode(file("${path.module}/stack.json")).settings.heartbeat_s, false)
-    error_message = "visibility_timeout_s must be at least twice the runner's heartbeat (stack.json's settings.heartbeat_s): a lease that lapses before it is extended lets a second runner convert the chunk."
+    condition     = var.heartbeat_s == null || try(var.heartbeat_s > 0, false)
+    error_message = "heartbeat_s must be more than 0 seconds, or null for stack.json's."
   }
 }
 

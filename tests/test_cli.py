@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -157,6 +158,48 @@ def test_up_on_an_endpoint_logs_a_killed_worker_and_drains_on_sigterm(
     logged = log.read_text()
     assert '"event":"worker_exited"' in logged and '"_aws"' in logged  # runner + EMF lines
     assert "[completion[0]]" in logged
+
+
+def test_a_killed_up_leaves_no_process_behind(moto_server, settings, tmp_path: Path) -> None:
+    """kill -9 of `up` reaches none of its children (each in a session of its own): the runner
+    sees its parent's end of its standard input close and drains, the handlers' environments
+    see theirs close and exit, and nothing is left to run beside the next `up`."""
+    env = {
+        "PAGEFLEET_ENDPOINT_URL": moto_server.url,
+        "PAGEFLEET_BUCKET": settings.bucket,
+        "PAGEFLEET_QUEUE_PREFIX": settings.queue_prefix,
+    }
+    proc = _up("--workers", "2", env=env, stderr=tmp_path / "stderr")
+    children: list[psutil.Process] = []
+    try:
+        _banner(proc)
+        workers = _runner_workers(proc.pid, 2)
+        deadline = time.monotonic() + 60
+        while not all(w.children() for w in workers):  # each worker's conversion process
+            assert time.monotonic() < deadline, "the workers never started converting"
+            time.sleep(0.05)  # processes another process starts: nothing to await
+        children = psutil.Process(proc.pid).children(recursive=True)
+        proc.kill()
+        proc.wait()
+        _, alive = psutil.wait_procs(children, timeout=60)
+        assert [" ".join(p.cmdline()[1:3]) for p in alive] == []
+    finally:
+        proc.kill()
+        proc.communicate()
+        for child in children:  # what outlived `up`, should this fail
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+
+
+def test_settings_that_cannot_hold_a_lease_are_refused_by_up(tmp_path: Path) -> None:
+    proc = _up(env={"PAGEFLEET_VISIBILITY_TIMEOUT_S": "5"}, stderr=tmp_path / "stderr")
+    proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert (tmp_path / "stderr").read_text().splitlines() == [
+        "pagefleet: settings refused: PAGEFLEET_HEARTBEAT_S (20) must be at most half of "
+        "PAGEFLEET_VISIBILITY_TIMEOUT_S (5), or a chunk's lease lapses before the heartbeat "
+        "extends it"
+    ]
 
 
 def _runner_workers(up_pid: int, count: int, timeout_s: float = 60) -> list[psutil.Process]:

@@ -15,7 +15,7 @@ from embedded.logs import LogRouter, is_loud
 from embedded.pipeline import LocalPipeline
 from embedded.provision import create_stack
 from pagefleet import keys
-from pagefleet.models import JobRecord, Source
+from pagefleet.models import ChunkSpec, JobManifest, JobRecord, Source
 from pagefleet.outbox import publish
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
@@ -30,13 +30,16 @@ def _versions(bucket: Bucket, prefix: str) -> list[dict[str, Any]]:
 def _job(bucket: Bucket, rel: str, event_time: str, chunks: int = 2) -> Source:
     """A job's internals as the splitter and runners leave them, a result written twice."""
     source = Source(bucket=bucket.name, key=f"inbox/{rel}.pdf", etag="e", event_time=event_time)
-    manifest = {
-        "job_id": source.job_id,
-        "rel": rel,
-        "source": source.model_dump(),
-        "chunks": [{"index": i} for i in range(chunks)],
-    }
-    bucket.put(keys.manifest(source.job_id), json.dumps(manifest).encode())
+    manifest = JobManifest(
+        job_id=source.job_id,
+        rel=rel,
+        source=source,
+        pages=chunks,
+        chunks=[ChunkSpec(index=i, first_page=i + 1, last_page=i + 1) for i in range(chunks)],
+        created_at=0.0,
+        split_s=0.0,
+    )
+    bucket.put(keys.manifest(source.job_id), manifest.model_dump_json().encode())
     for i in range(chunks):
         bucket.put(keys.chunk_pdf(source.job_id, i), b"%PDF-")
         bucket.put(keys.chunk_result(source.job_id, i), b"{}")
@@ -118,6 +121,30 @@ def test_the_janitor_waits_out_a_backlog_but_not_for_ever(settings: Settings) ->
     finally:
         janitor.stop()
     assert janitor.stats.deleted_ids == [other.job_id]
+
+
+def test_a_starting_janitor_cleans_the_jobs_that_ended_while_none_watched(
+    settings: Settings,
+) -> None:
+    """`pagefleet up` stopped (or killed) within the grace after its jobs ended: the next one's
+    janitor finds them, though no completion of theirs will ever pass it again."""
+    stack = create_stack(settings)
+    bucket = Bucket(stack.s3, settings.bucket)
+    ended = [_job(bucket, f"before/{n}", "2026-01-01T00:00:00Z") for n in range(3)]
+    for n, source in enumerate(ended):
+        publish(bucket, f"before/{n}", _record(source), "# before")
+    running = _job(bucket, "still/running", "2026-01-01T00:00:00Z")
+    janitor = Janitor(stack.s3, settings.bucket, grace_s=0)
+    janitor.start()
+    try:
+        assert janitor.idle(30)
+    finally:
+        janitor.stop()
+    assert sorted(janitor.stats.deleted_ids) == sorted(s.job_id for s in ended)
+    assert janitor.stats.checked == 4 and janitor.stats.errors == 0
+    assert [v["Key"] for v in _versions(bucket, keys.JOBS)] == [
+        v["Key"] for v in _versions(bucket, keys.job_prefix(running.job_id))
+    ]
 
 
 def test_the_pipeline_cleans_each_finished_job(

@@ -1,14 +1,17 @@
-"""The embedded moto server answers as moto does, at a cost that does not grow with the queue:
-deliveries from a deep queue, over HTTP with boto3."""
+"""The embedded moto server answers as moto does, at a cost that does not grow with the queue
+(deliveries from a deep queue), and loses no message to requests that overlap, over HTTP with
+boto3."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import boto3
 import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
-from moto.sqs.models import Queue, sqs_backends
+from moto.sqs.models import Message, Queue, sqs_backends
 
 from embedded import MotoServer
 from pagefleet.settings import Settings
@@ -60,3 +63,41 @@ def test_a_message_past_the_retention_period_is_still_not_delivered(
         m["Body"] for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
     ]
     assert bodies == ["new"]
+
+
+def test_a_delete_overlapping_other_requests_to_its_queue_loses_none_of_them(
+    moto_server: MotoServer, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moto's delete rebuilds the queue's message list from the one it started with: a delete
+    and a send that land while it is half-way must neither come undone nor vanish. The first
+    delete is held half-way (at its last message) for as long as the others take, or 2 s."""
+    sqs, url = _queue(moto_server, settings)
+    for body in ("first", "middle", "last"):
+        sqs.send_message(QueueUrl=url, MessageBody=body)
+    received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=300)
+    handles = {m["Body"]: m["ReceiptHandle"] for m in received["Messages"]}
+    halfway, go_on = threading.Event(), threading.Event()
+    had_receipt_handle = Message.had_receipt_handle
+
+    def holding(message: Message, receipt_handle: str) -> bool:
+        if message.body == "last" and receipt_handle == handles["first"] and not halfway.is_set():
+            halfway.set()
+            go_on.wait(10)
+        return had_receipt_handle(message, receipt_handle)
+
+    monkeypatch.setattr(Message, "had_receipt_handle", holding)
+    with ThreadPoolExecutor(3) as pool:
+        first = pool.submit(sqs.delete_message, QueueUrl=url, ReceiptHandle=handles["first"])
+        assert halfway.wait(10)
+        others = [
+            pool.submit(sqs.delete_message, QueueUrl=url, ReceiptHandle=handles["middle"]),
+            pool.submit(sqs.send_message, QueueUrl=url, MessageBody="sent meanwhile"),
+        ]
+        wait(others, timeout=2)  # done at once unless they wait for the first delete
+        go_on.set()
+        for request in (first, *others):
+            request.result()
+    queue = sqs_backends[DEFAULT_ACCOUNT_ID][settings.region].get_queue(
+        f"{settings.queue_prefix}-deep"
+    )
+    assert sorted(m.body for m in queue._messages) == ["last", "sent meanwhile"]

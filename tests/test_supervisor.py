@@ -13,6 +13,7 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -698,9 +699,50 @@ def test_sigterm_drains_without_losing_a_chunk(
     root: Path, convert_s: float, drain_s: float, held_end_in: str
 ) -> None:
     """`python -m runner` as ECS runs it: SIGTERM to the supervisor, workers drain, exit 0."""
-    import subprocess
-
     names = add_chunks(root, 20)
+    proc = _python_m_runner(root, convert_s=convert_s, drain_s=drain_s)
+    try:
+        held = wait_for_files(root / "inflight", 2, timeout_s=30)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    _drained(proc, out, root, names)
+    assert set(held) <= set(listing(root, held_end_in))
+
+
+def test_the_runner_drains_and_stops_once_its_parent_is_gone(root: Path) -> None:
+    """The process that started the runner died, kill -9 included (no signal reaches the
+    runner, which lives on in a session of its own): its end of PAGEFLEET_PARENT_FD's pipe
+    closes, and the runner drains and exits as on SIGTERM."""
+    names = add_chunks(root, 20)
+    watched, parent_end = os.pipe()
+    proc = _python_m_runner(
+        root, convert_s=1.5, drain_s=10.0, parent_fd=watched, pass_fds=(watched,)
+    )
+    os.close(watched)  # the runner's end
+    try:
+        wait_for_files(root / "inflight", 2, timeout_s=30)
+        os.close(parent_end)  # what the parent's death does to its end
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    events = _drained(proc, out, root, names)
+    assert [e["event"] for e in events if e["event"] in ("parent_gone", "draining")] == [
+        "parent_gone",
+        "draining",
+    ]
+
+
+def _python_m_runner(
+    root: Path,
+    *,
+    convert_s: float,
+    drain_s: float,
+    parent_fd: int | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> subprocess.Popen[str]:
+    """`python -m runner` as ECS runs it, two fake workers, its log on a pipe."""
     env = {
         **os.environ,
         "FAKE_ROOT": str(root),
@@ -713,21 +755,36 @@ def test_sigterm_drains_without_losing_a_chunk(
         "PAGEFLEET_HEALTH_FILE": str(root / "health.json"),
     }
     env.pop("ECS_AGENT_URI", None)
+    if parent_fd is not None:
+        env["PAGEFLEET_PARENT_FD"] = str(parent_fd)
     cmd = [sys.executable, "-m", "runner", "--", sys.executable, str(root / "fake_worker.py")]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        held = wait_for_files(root / "inflight", 2, timeout_s=30)
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True, pass_fds=pass_fds)
+
+
+def _drained(proc: subprocess.Popen[str], out: str, root: Path, names: list[str]) -> list[dict]:
+    """The runner's log, once it is certain the runner drained: exit 0, no chunk lost, each
+    worker ended cleanly and none was restarted."""
     assert proc.returncode == 0, out
     assert listing(root, "inflight") == []
     assert sorted(listing(root, "done") + listing(root, "queue")) == names
-    assert set(held) <= set(listing(root, held_end_in))
     events = [json.loads(line) for line in out.splitlines()]
     assert [e["exit_code"] for e in events if e["event"] == "worker_exited"] == [0, 0]
     assert not [e for e in events if e["event"] == "worker_restart"]
+    return events
+
+
+def test_settings_that_cannot_hold_a_lease_stop_the_runner_at_start(root: Path) -> None:
+    """Refused once, in one line, before any worker starts: no crash loop, no traceback."""
+    env = {**os.environ, "FAKE_ROOT": str(root), "PAGEFLEET_VISIBILITY_TIMEOUT_S": "5"}
+    cmd = [sys.executable, "-m", "runner", "--", sys.executable, str(root / "fake_worker.py")]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr == ""
+    (line,) = done.stdout.splitlines()
+    event = json.loads(line)
+    assert (event["event"], event["level"]) == ("supervisor_failed", "error")
+    said = "PAGEFLEET_HEARTBEAT_S (20) must be at most half of PAGEFLEET_VISIBILITY_TIMEOUT_S (5)"
+    assert said in event["error"]
+    assert listing(root, "env") == []  # no worker ran
 
 
 # --- health check ---

@@ -95,11 +95,14 @@ REFUSED_PLAN_VARIABLES = {
     "subnet_ids": "[]",
     "gpu_instance_types": '["g6.xlarge","p4d.24xlarge"]',
     "runner_image_tag": "latest",
+    "heartbeat_s": "40",
 }
 REFUSALS = {
     "runners without subnets": "the GPU runners need subnets: set subnet_ids",
     "a multi-GPU instance type": "p4d.24xlarge has 8 GPUs: a runner task holds one GPU",
     "the latest tag": 'runner_image_tag must not be "latest"',
+    "a heartbeat the lease cannot hold": "visibility_timeout_s (60) must be at least twice "
+    "heartbeat_s (40;",
 }
 
 

@@ -18,7 +18,10 @@ import pytest
 from bench.pipeline.synthetic import synthetic_pdf
 from embedded.demo import report_pdf
 from embedded.pipeline import LocalPipeline
+from embedded.provision import create_stack
 from pagefleet import keys
+from pagefleet.aws import async_client
+from pagefleet.conversions import conversions, count_conversion
 from pagefleet.layout import render_document
 from pagefleet.layout.outline import read_outline
 from pagefleet.models import ChunkMessage, ChunkResult, JobManifest, JobRecord
@@ -104,8 +107,9 @@ def _sigterm_a_worker_holding(local: LocalPipeline, state: Path, drain_timeout_s
     worker = _start_worker(local, state, drain_timeout_s=drain_timeout_s)
     _wait_until_holding(state, worker)
     worker.send_signal(signal.SIGTERM)
-    _, stderr = worker.communicate(timeout=drain_timeout_s + 30)  # and closes its pipe
+    _, stderr = worker.communicate(timeout=drain_timeout_s + 30)  # read and closed
     assert worker.returncode == 0, stderr.decode()
+    return bucket
 
 
 def test_sigterm_drains_the_chunk_in_hand(
@@ -232,6 +236,39 @@ def test_a_late_repeat_of_an_ended_jobs_chunk_is_dropped(
     assert bucket.list_keys(keys.job_prefix(body["job_id"])) == []  # nothing written back
 
 
+def test_attempts_count_conversions_not_deliveries(
+    no_runner: LocalPipeline, tmp_path: Path
+) -> None:
+    """A chunk delivered and let go unconverted (released on drain, or held by a worker that
+    died before it began) was not attempted: the record counts the one conversion that ran."""
+    assert no_runner.stack is not None
+    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
+    body = _split_and_peek(no_runner, "redelivered", report_pdf(tmp_path / "a.pdf", sections=2))
+    sqs, url = no_runner.stack.sqs, no_runner.stack.queue_urls["chunks"]
+    for _ in range(2):  # two more deliveries that convert nothing, released at once
+        assert sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)["Messages"]
+    _burst_worker(no_runner, tmp_path)  # the fourth delivery: the one conversion
+    record = wait_for_record(bucket, "redelivered")
+    assert record.status == "done"
+    assert [c.attempts for c in record.chunks] == [1]
+    counter = bucket.get(keys.chunk_conversions(body["job_id"], body["chunk"]["index"]))
+    assert json.loads(counter) == {"conversions": 1}
+
+
+def test_conversions_that_start_at_once_each_count(settings: Settings) -> None:
+    """Two workers holding one chunk after a lapsed lease both convert it: both count, and the
+    later result says two."""
+    create_stack(settings)
+
+    async def race() -> tuple[list[int], int]:
+        async with async_client("s3", settings) as s3:
+            bucket = AsyncBucket(s3, settings.bucket)
+            counts = await asyncio.gather(*(count_conversion(bucket, "job", 3) for _ in range(3)))
+            return sorted(counts), await conversions(bucket, "job", 3)
+
+    assert asyncio.run(race()) == ([1, 2, 3], 3)
+
+
 def test_a_late_chunk_under_the_task_roles_permissions_is_dropped_not_a_crash(
     no_runner: LocalPipeline, task_role: IamDouble, tmp_path: Path
 ) -> None:
@@ -286,12 +323,12 @@ def test_the_next_chunk_converts_while_the_last_result_is_still_being_written(
 
     class Watching(Worker):
         async def _convert(
-            self, bucket: AsyncBucket, message: ChunkMessage, attempts: int
+            self, bucket: AsyncBucket, message: ChunkMessage
         ) -> tuple[ChunkResult, bytes]:
             began.append(message.chunk.index)
             if len(began) == 2:
                 second_began.set()
-            return await super()._convert(bucket, message, attempts)
+            return await super()._convert(bucket, message)
 
     write_result = worker.write_result_async
 

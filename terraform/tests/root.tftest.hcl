@@ -142,6 +142,33 @@ run "everything_with_the_repository_mps_scripts" {
   }
 }
 
+run "the_lease_and_its_heartbeat_reach_the_runners" {
+  command = plan
+
+  variables {
+    visibility_timeout_s = 30
+    heartbeat_s          = 10
+  }
+
+  assert {
+    condition = (
+      local.runner_env.PAGEFLEET_VISIBILITY_TIMEOUT_S == "30" && local.runner_env.PAGEFLEET_HEARTBEAT_S == "10" &&
+      local.queues.chunks.visibility_timeout_s == 30
+    )
+    error_message = "the runners get the lease the chunks queue has and the heartbeat that extends it"
+  }
+}
+
+run "a_heartbeat_over_half_the_lease_refused" {
+  command = plan
+
+  variables {
+    heartbeat_s = 40 # stack.json's lease is 60 s
+  }
+
+  expect_failures = [var.visibility_timeout_s]
+}
+
 # What a user must set, refused at plan time with a message that says what to set (the messages
 # themselves are checked by tests/test_terraform.py, which runs terraform plan).
 

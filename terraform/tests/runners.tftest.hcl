@@ -219,10 +219,11 @@ run "runners" {
       WriteChunkResults      = [["s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/assets/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
       SplitChunks            = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/chunks/*", "arn:aws:s3:::pf-bucket/jobs/*/results/*"]]
       SendChunks             = [["sqs:SendMessage"], [var.chunks_queue_arn]]
+      CountConversions       = [["s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/jobs/*/conversions/*"]]
       UseDataKey             = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
       ScaleInProtection      = [["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"], ["arn:aws:ecs:us-east-1:123456789012:task/pf/*"]]
     })
-    error_message = "runner task role: chunks queue, chunk PDFs in, results and assets out, split chunks' halves out, its own task protection"
+    error_message = "runner task role: chunks queue, chunk PDFs in, results and assets out, split chunks' halves out, its conversion counts, its own task protection"
   }
 }
 
@@ -268,6 +269,20 @@ run "gpu_type_given" {
     )
     error_message = "an H100 as surya sizes it (104 sequences), the memory share and extra arguments from the variables"
   }
+}
+
+run "heartbeat_that_cannot_hold_the_lease_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    environment = { PAGEFLEET_VISIBILITY_TIMEOUT_S = "30", PAGEFLEET_HEARTBEAT_S = "20" }
+  }
+
+  expect_failures = [var.environment]
 }
 
 run "unknown_instance_type_refused" {

@@ -568,6 +568,14 @@ resource "aws_iam_role_policy" "task" {
         Resource = [var.chunks_queue_arn]
       },
       {
+        # pagefleet/conversions.py: each conversion counts itself (conditional PUTs), and its
+        # result's attempts are what the counter says.
+        Sid      = "CountConversions"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject", "s3:PutObject"]
+        Resource = ["${var.bucket_arn}/jobs/*/conversions/*"]
+      },
+      {
         Sid      = "UseDataKey"
         Effect   = "Allow"
         Action   = ["kms:Decrypt", "kms:GenerateDataKey"]

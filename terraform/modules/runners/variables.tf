@@ -139,6 +139,13 @@ variable "environment" {
   description = "PAGEFLEET_* settings of the runner (converter, workers, timeouts, bucket, queue prefix, region)."
   type        = map(string)
   default     = {}
+
+  # As the runner refuses at start (pagefleet/settings.py), where both are given: a lease that
+  # lapses before its heartbeat lets a second runner convert the chunk again.
+  validation {
+    condition     = 2 * tonumber(lookup(var.environment, "PAGEFLEET_HEARTBEAT_S", "0")) <= tonumber(lookup(var.environment, "PAGEFLEET_VISIBILITY_TIMEOUT_S", "43200"))
+    error_message = "PAGEFLEET_HEARTBEAT_S must be at most half of PAGEFLEET_VISIBILITY_TIMEOUT_S, or a chunk's lease lapses before the runner extends it."
+  }
 }
 
 variable "log_retention_days" {
