@@ -73,12 +73,9 @@ class LoopbackProxy(Served):
         self.upstream_timeout_s = upstream_timeout_s
 
     def start(self) -> str:
-        proxy = self
-
-        class Handler(self.handler):
-            owner = proxy
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        # The handler class of this proxy, told which proxy it serves.
+        handler = type("Handler", (self.handler,), {"owner": self})
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         return self._serve(server, self.name)
 

@@ -109,7 +109,6 @@ def _sigterm_a_worker_holding(local: LocalPipeline, state: Path, drain_timeout_s
     worker.send_signal(signal.SIGTERM)
     _, stderr = worker.communicate(timeout=drain_timeout_s + 30)  # read and closed
     assert worker.returncode == 0, stderr.decode()
-    return bucket
 
 
 def test_sigterm_drains_the_chunk_in_hand(
