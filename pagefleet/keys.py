@@ -72,11 +72,6 @@ def is_upload(key: str) -> bool:
     return key.startswith(INBOX) and key.endswith(PDF_SUFFIXES)
 
 
-def is_inbox_pdf(key: str) -> bool:
-    """An upload with a name of its own."""
-    return is_upload(key) and len(key) > len(INBOX) + len(".pdf")
-
-
 def inbox_key(rel: str, suffix: str = ".pdf") -> str:
     return f"{INBOX}{rel}{suffix}"
 

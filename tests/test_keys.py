@@ -12,15 +12,20 @@ from pagefleet import keys
     [("inbox/a.pdf", "a"), ("inbox/x/y z/Ünï+.PDF", "x/y z/Ünï+"), ("inbox/b.Pdf", "b")],
 )
 def test_inbox_keys_map_to_outbox_paths(key: str, rel: str) -> None:
-    assert keys.is_inbox_pdf(key)
+    assert keys.is_upload(key)
     assert keys.rel_of(key) == rel
     assert keys.outbox_markdown(rel) == f"outbox/{rel}.md"
     assert keys.outbox_record(rel) == f"outbox/{rel}.json"
 
 
-@pytest.mark.parametrize("key", ["inbox/a.txt", "outbox/a.pdf", "inbox/.pdf", "jobs/x/a.pdf"])
+@pytest.mark.parametrize("key", ["inbox/a.txt", "outbox/a.pdf", "jobs/x/a.pdf"])
 def test_other_keys_are_not_inputs(key: str) -> None:
-    assert not keys.is_inbox_pdf(key)
+    assert not keys.is_upload(key)
+
+
+def test_an_upload_without_a_name_is_an_input_whose_name_is_refused() -> None:
+    assert keys.is_upload("inbox/.pdf")
+    assert keys.key_problem(keys.rel_of("inbox/.pdf")) is not None
 
 
 def test_result_keys_parse_back_and_nothing_else_does() -> None:
