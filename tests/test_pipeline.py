@@ -24,6 +24,7 @@ from pagefleet.status import job_status, jobs_finished
 from pagefleet.storage import Bucket
 from pagefleet.submission import await_records, upload
 from runner.converters.text_layer import convert_document
+from tests import layout_pdfs
 from tests.conftest import corpus_dir, wait_for_record
 from tests.iam_double import IamDouble, iam_double
 
@@ -100,21 +101,39 @@ def test_bad_input_gets_a_clear_record_and_stays(pipeline: LocalPipeline, bucket
     assert pipeline.runner is not None and pipeline.runner.poll() is None
 
 
+def _short_report(folder: Path) -> Path:
+    return report_pdf(folder / "short.pdf", sections=2, seed=11)
+
+
+def _one_page_scan(folder: Path) -> Path:
+    return layout_pdfs.scanned(folder, ["Sediment settles slowly"])
+
+
 @pytest.mark.parametrize(
-    ("budget", "code"),
-    [({"convert_timeout_s": 0.001}, "timeout"), ({"convert_memory_mb": 64}, "memory")],
+    ("budget", "document", "code"),
+    [
+        # No conversion ends within a millisecond: every page of the chunk is tried (its halves
+        # down to the page: 2n - 1 conversions), so the document is a short one.
+        ({"convert_timeout_s": 0.001}, _short_report, "timeout"),
+        # The watchdog samples the child's RSS every 0.2 s, and a text-layer page converts in
+        # less at a few MB over the idle child's ~55: only a conversion that stays past the
+        # smallest budget (64 MB) is certain to be caught. OCR does: ~540 MB for ~1.5 s.
+        ({"convert_memory_mb": 64}, _one_page_scan, "memory"),
+    ],
 )
 def test_conversion_past_its_budget_is_stopped_and_recorded(
-    moto_server, settings: Settings, tmp_path: Path, budget: dict, code: str
+    moto_server,
+    settings: Settings,
+    tmp_path: Path,
+    budget: dict,
+    document: Callable[[Path], Path],
+    code: str,
 ) -> None:
-    # A budget no page meets is tried on every page of the chunk (its halves down to the
-    # page: 2n - 1 conversions), so the document is a short one.
     settings = settings.model_copy(update={**budget, "max_attempts": 1, "chunk_pages": 100})
-    short = report_pdf(tmp_path / "short.pdf", sections=2, seed=11)
     with LocalPipeline(settings, workers=1, server=moto_server) as local:
         assert local.stack is not None
         bucket = Bucket(local.stack.s3, settings.bucket)
-        upload(bucket, "slow", short.read_bytes())
+        upload(bucket, "slow", document(tmp_path).read_bytes())
         record = wait_for_record(bucket, "slow")
         assert record.status == "failed"
         assert [c.error.code for c in record.chunks if c.error] == [code]
