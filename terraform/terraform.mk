@@ -79,7 +79,6 @@ terraform-fmt:
 
 terraform-check: $(STAMP) terraform-init-offline
 	$(PY) $(TF_DIR)/scripts/stack_json.py --check
-	$(PY) $(TF_DIR)/scripts/policies_json.py --check
 	$(TF) fmt -check -recursive $(TF_DIR)
 	cd $(TF_DIR) && $(TF) validate
 	cd $(TF_DIR) && $(TF) test

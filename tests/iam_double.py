@@ -2,12 +2,12 @@
 answers the role that signed it, under that role's policy as Terraform plans it.
 
 The policies are ``terraform/policies.json`` (``terraform/scripts/policies_json.py`` writes it
-from the modules' plans; a test keeps it current), never rules written per test. A request is
-signed with a role's own access key (:meth:`IamDouble.credentials`), as each Lambda and the
-runner task sign theirs on AWS. The double maps it to its IAM action and resource (the test's
-bucket and queue prefix stand for the plan's), forwards it if the policy allows it, and
-otherwise answers 403 AccessDenied. And as S3 does: a GET or HEAD of a missing key, allowed,
-is a 403, not a 404, for a role without s3:ListBucket on the bucket.
+from the modules' plans; `terraform test` fails when it is stale), never rules written per
+test. A request is signed with a role's own access key (:meth:`IamDouble.credentials`), as
+each Lambda and the runner task sign theirs on AWS. The double maps it to its IAM action and
+resource (the test's bucket and queue prefix stand for the plan's), forwards it if the policy
+allows it, and otherwise answers 403 AccessDenied. And as S3 does: a GET or HEAD of a missing
+key, allowed, is a 403, not a 404, for a role without s3:ListBucket on the bucket.
 
 What the double does not model: conditions (a statement with one is refused at load, so a
 policy that grows one fails here first), resource policies, KMS.

@@ -1,5 +1,6 @@
-"""The Terraform deployment, offline: fmt, validate, `terraform test` (mocked provider), the
-lock file, and the messages of the validations a user meets first. The apply against moto is in
+"""The Terraform deployment, offline: fmt, validate, `terraform test` (mocked provider; its
+functions and runners runs also hold terraform/policies.json to what they plan), the lock
+file, and the messages of the validations a user meets first. The apply against moto is in
 test_terraform_apply.py, `make runner-image` / `make vllm-image` in test_push_image.py."""
 
 from __future__ import annotations
@@ -40,16 +41,6 @@ def test_stack_json_is_pagefleet_stack() -> None:
 @pytest.fixture(scope="module")
 def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
     return initialised(tmp_path_factory)
-
-
-@needs_terraform
-def test_policies_json_is_what_terraform_plans(terraform: Terraform) -> None:
-    """The IAM double (tests/iam_double.py) reads policies.json; it must hold the policies
-    Terraform plans, or the runner's and handlers' tests meet permissions AWS would not give."""
-    rendered = _load_script("policies_json").render(terraform.workdir, terraform.env)
-    assert (TF_DIR / "policies.json").read_text() == rendered, (
-        "terraform/policies.json is stale: run `make terraform-policies-json`"
-    )
 
 
 @needs_terraform

@@ -6,8 +6,9 @@ these roles, so the runner's and the handlers' tests meet the permissions they h
 missing key is a 403 without s3:ListBucket). The policies are read from the plans of the
 modules' own test runs (``terraform test -json -verbose``: run "functions" of
 tests/functions.tftest.hcl and run "runners" of tests/runners.tftest.hcl, both against a mocked
-provider, offline), not written down again. ``tests/test_terraform.py`` fails when the committed
-file and the plans disagree; run `make terraform-policies-json` after changing a policy.
+provider, offline), not written down again. Those two runs assert that the committed file
+grants what they plan (``terraform test`` fails on a stale one); run
+`make terraform-policies-json` after changing a policy.
 """
 
 from __future__ import annotations

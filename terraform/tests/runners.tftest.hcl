@@ -64,6 +64,12 @@ run "runners" {
     source = "./modules/runners"
   }
 
+  # tests/iam_double.py holds the runner's tests to terraform/policies.json's runner role.
+  assert {
+    condition     = jsondecode(aws_iam_role_policy.task[0].policy) == jsondecode(file("policies.json")).roles.runner.policy
+    error_message = "terraform/policies.json is stale: run `make terraform-policies-json`"
+  }
+
   assert {
     condition     = one(aws_ecs_cluster.this[0].setting).name == "containerInsights" && one(aws_ecs_cluster.this[0].setting).value == "enabled"
     error_message = "Container Insights is on (RunningTaskCount for the scaling metric)"
