@@ -1,6 +1,6 @@
 """The embedded moto server answers as moto does, at a cost that does not grow with the queue
-(deliveries from a deep queue), and loses no message to requests that overlap, over HTTP with
-boto3."""
+(deliveries from a deep queue) or the bucket (a prefix listed), and loses no message to
+requests that overlap, over HTTP with boto3."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from typing import Any
 import boto3
 import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
+from moto.s3.models import S3Backend, s3_backends
 from moto.sqs.models import Message, Queue, sqs_backends
 
 from embedded import MotoServer
+from embedded import server as server_module
 from pagefleet.settings import Settings
+from tests.conftest import fresh_settings
 
 
 def _queue(moto_server: MotoServer, settings: Settings, **attributes: str) -> tuple[Any, str]:
@@ -101,3 +104,71 @@ def test_a_delete_overlapping_other_requests_to_its_queue_loses_none_of_them(
         f"{settings.queue_prefix}-deep"
     )
     assert sorted(m.body for m in queue._messages) == ["last", "sent meanwhile"]
+
+
+@pytest.fixture(scope="module")
+def listed_bucket(moto_server: MotoServer) -> tuple[Any, str]:
+    """A versioned bucket of 1,200 keys under a few prefixes, some overwritten, some deleted
+    (a delete marker on top), as a stack's bucket is."""
+    settings = fresh_settings(moto_server)
+    s3 = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    s3.create_bucket(Bucket=settings.bucket)
+    s3.put_bucket_versioning(Bucket=settings.bucket, VersioningConfiguration={"Status": "Enabled"})
+    names = [f"jobs/j{n % 3}/results/{n:04d}.json" for n in range(1100)]
+    names += [f"outbox/a{n}.md" for n in range(50)] + [f"outbox/a/{n}.md" for n in range(50)]
+    # Written in the server's process: 1,500 requests would take 9 s.
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
+    for key in names:
+        backend.put_object(settings.bucket, key, b"x")
+    for key in names[::7]:
+        backend.put_object(settings.bucket, key, b"again")
+    for key in names[::5]:
+        backend.delete_object(settings.bucket, key)
+    return s3, settings.bucket
+
+
+@pytest.mark.parametrize(
+    ("prefix", "delimiter", "marker", "max_keys"),
+    [
+        ("jobs/j1/", None, None, None),
+        ("jobs/", "/", None, None),
+        ("jobs/j2/results/", None, "jobs/j2/results/0500.json", 100),
+        ("outbox/a", None, None, 20),
+        ("outbox/a", "/", None, None),
+        ("nothing/", None, None, None),
+        ("", "/", None, None),
+    ],
+)
+def test_a_prefix_listing_is_what_moto_lists(
+    listed_bucket: tuple[Any, str],
+    prefix: str,
+    delimiter: str | None,
+    marker: str | None,
+    max_keys: int | None,
+) -> None:
+    """The listing of the keys under a prefix alone (embedded/server.py) against moto's own
+    walk of the whole bucket, called on the same backend."""
+    _, name = listed_bucket
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
+    bucket = backend.get_bucket(name)
+    ours = S3Backend.list_objects(backend, bucket, prefix, delimiter, marker, max_keys)
+    walked = server_module._moto_list_objects(backend, bucket, prefix, delimiter, marker, max_keys)
+    assert server_module._moto_list_objects is not S3Backend.list_objects
+    keys, folders, truncated, next_marker = ours
+    assert ([k.name for k in keys], list(folders), truncated, next_marker) == (
+        [k.name for k in walked[0]],
+        list(walked[1]),
+        walked[2],
+        walked[3],
+    )
+    assert keys or folders or prefix == "nothing/"
+
+
+def test_a_listing_over_http_pages_through_the_keys_under_its_prefix(
+    listed_bucket: tuple[Any, str],
+) -> None:
+    s3, name = listed_bucket
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=name, Prefix="jobs/j0/")
+    listed = [item["Key"] for page in pages for item in page.get("Contents", [])]
+    expected = [f"jobs/j0/results/{n:04d}.json" for n in range(0, 1100, 3) if n % 5]
+    assert listed == expected
