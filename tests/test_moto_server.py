@@ -4,11 +4,14 @@ requests that overlap, over HTTP with boto3."""
 
 from __future__ import annotations
 
+import datetime
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import boto3
+import moto.core.utils
+import moto.sqs.models
 import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import S3Backend, s3_backends
@@ -172,3 +175,16 @@ def test_a_listing_over_http_pages_through_the_keys_under_its_prefix(
     listed = [item["Key"] for page in pages for item in page.get("Contents", [])]
     expected = [f"jobs/j0/results/{n:04d}.json" for n in range(0, 1100, 3) if n % 5]
     assert listed == expected
+
+
+def test_moto_sqs_reads_the_clock_that_moto_reads() -> None:
+    """The SQS clock embedded/server.py puts in (time.time(), not four datetimes a reading)."""
+    assert moto.sqs.models.unix_time is server_module._sqs_unix_time
+    before = moto.core.utils.unix_time()
+    ours = moto.sqs.models.unix_time()
+    after = moto.core.utils.unix_time()
+    assert before - 1e-3 <= ours <= after + 1e-3  # moto's own readings keep microseconds
+    assert before * 1000 - 1 <= moto.sqs.models.unix_time_millis() <= after * 1000 + 1
+    given = datetime.datetime(2026, 12, 2, 10, 30, 5, 678000)
+    assert moto.sqs.models.unix_time(given) == moto.core.utils.unix_time(given)
+    assert moto.sqs.models.unix_time_millis(given) == moto.core.utils.unix_time_millis(given)
