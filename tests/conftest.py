@@ -20,21 +20,22 @@ from pagefleet.submission import await_records
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 _names = itertools.count()
 
-# The files that take longest, longest first (seconds of a whole `make test` on 2 cores,
-# measured with --durations: the moto apply ~125, most of it waiting on the provider;
-# test_terraform ~125, the provider planning every run; the image's pip replay ~90; the corpus
-# ~70; test_worker ~110 over many tests; test_pipeline ~75; test_cli ~65; test_supervisor ~55).
-# `make test` hands files to its processes in this order, so none is left running one of these
-# alone at the end.
+# The files that take longest, longest first (wall seconds per file in a whole `make test` on
+# 2 cores: the moto apply ~130, most of it waiting on the provider;
+# test_worker ~155 over many tests; test_pipeline ~115; the corpus ~95; the image's pip replay
+# ~80, mostly waiting on PyPI; test_supervisor ~70; test_terraform ~65; test_cli ~60;
+# test_bench ~55). `make test` hands files to its processes in this order, so none is left
+# running one of these alone at the end.
 LONGEST_FIRST = (
     "test_terraform_apply.py",
-    "test_terraform.py",
-    "test_runner_image.py",
     "test_worker.py",
-    "test_corpus.py",
     "test_pipeline.py",
-    "test_cli.py",
+    "test_corpus.py",
+    "test_runner_image.py",
     "test_supervisor.py",
+    "test_terraform.py",
+    "test_cli.py",
+    "test_bench.py",
 )
 
 
