@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from botocore.exceptions import ClientError
-from tenacity import BaseRetrying, wait_none
+from tenacity import BaseRetrying, stop_after_attempt, wait_none
 
 from embedded.server import BackgroundServer
 from pagefleet import aws
@@ -21,9 +22,11 @@ from pagefleet.storage import AsyncBucket, Bucket
 
 class Failing(BaseHTTPRequestHandler):
     requests = 0
+    access_keys: ClassVar[set[str]] = set()  # the key each request was signed with
 
     def _fail(self) -> None:
         type(self).requests += 1
+        type(self).access_keys.add(self.headers["Authorization"].split("Credential=")[1][:8])
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
         self.send_response(500)
@@ -88,3 +91,17 @@ def test_a_failing_aiobotocore_call_makes_exactly_the_attempts_the_policy_allows
     with pytest.raises(ClientError):
         asyncio.run(extend())
     assert Failing.requests == aws.ATTEMPTS
+
+
+def test_a_client_signs_with_the_credentials_the_environment_holds_when_it_is_made(
+    failing_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions are reused (a new one parses the service models again), but never across a
+    change of credentials: a process that signs as another role gets clients that do."""
+    head = Bucket.head.retry_with(stop=stop_after_attempt(1))  # type: ignore[attr-defined]
+    for key in ("KEYONE00", "KEYTWO00", "KEYONE00"):
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+        Failing.access_keys = set()
+        with pytest.raises(ClientError):
+            head(Bucket(aws.client("s3", Settings(endpoint_url=failing_endpoint)), "b"), "k")
+        assert Failing.access_keys == {key}
