@@ -232,10 +232,12 @@ def test_a_function_mapped_cold_starts_its_environment_on_its_first_batch(
         )
 
     def environments() -> int:
+        """Processes forked from the environments' template (multiprocessing's fork server)."""
         found = 0
         for child in psutil.Process().children():
             with contextlib.suppress(psutil.Error):  # another test's child, gone meanwhile
-                found += spec.handler in child.cmdline()
+                if "multiprocessing.forkserver" in " ".join(child.cmdline()):
+                    found += len(child.children())
         return found
 
     dispatcher.start()
