@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import aiohttp
-
 if TYPE_CHECKING:
+    import aiohttp
+
     from runner.telemetry import Telemetry
 
 # After a failed call, wait this long before the next attempt (the agent forwards to a
@@ -67,6 +67,8 @@ class TaskProtection:
             await self._put(False, now)
 
     async def _put(self, enabled: bool, now: float) -> None:
+        import aiohttp  # here: only a task on ECS calls the agent (~0.3 s of CPU to import)
+
         body: dict[str, object] = {"ProtectionEnabled": enabled}
         if enabled:
             body["ExpiresInMinutes"] = self._expires_minutes

@@ -1,6 +1,6 @@
 """The worker's state file: what one worker holds and has done, for its supervisor.
 
-A worker (``runner/worker.py``) writes its :class:`WorkerState` to ``PAGEFLEET_WORKER_STATE_FILE``
+A worker (``runner/worker/``) writes its :class:`WorkerState` to ``PAGEFLEET_WORKER_STATE_FILE``
 once it is warm and whenever it takes or finishes a chunk; the supervisor reads it for scale-in
 protection, health and telemetry. Both sides go through this module, so the shape is defined once.
 """

@@ -1,7 +1,7 @@
 """The supervisor with real worker processes: a small fake worker that keeps the worker contract.
 
 The fake worker claims "chunks" (files) from a queue directory by atomic rename, holds each for
-``FAKE_CONVERT_S``, reports in its state file like runner/worker.py, and on SIGTERM finishes its
+``FAKE_CONVERT_S``, reports in its state file like runner/worker/, and on SIGTERM finishes its
 chunk within ``PAGEFLEET_DRAIN_TIMEOUT_S`` or releases it back to the queue, then exits 0.
 """
 

@@ -1,4 +1,4 @@
-"""The worker's state file: what runner/worker.py writes is what the supervisor reads."""
+"""The worker's state file: what runner/worker/ writes is what the supervisor reads."""
 
 from __future__ import annotations
 

@@ -399,4 +399,3 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     state = os.environ.get("PAGEFLEET_WORKER_STATE_FILE")
     asyncio.run(run_worker(Settings(), Path(state) if state else None))
-

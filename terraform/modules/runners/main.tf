@@ -530,7 +530,7 @@ resource "aws_iam_role_policy" "task" {
     Version = "2012-10-17"
     Statement = [
       {
-        # runner/worker.py: long-poll, heartbeat (ChangeMessageVisibility), delete when written.
+        # runner/worker/: long-poll, heartbeat (ChangeMessageVisibility), delete when written.
         Sid      = "ConsumeChunks"
         Effect   = "Allow"
         Action   = ["sqs:GetQueueUrl", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes"]
@@ -552,7 +552,7 @@ resource "aws_iam_role_policy" "task" {
         Resource = ["${var.bucket_arn}/jobs/*/results/*", "${var.bucket_arn}/jobs/*/assets/*"]
       },
       {
-        # runner/worker.py: a chunk that fails on time or memory is split; its halves' PDFs
+        # runner/worker/: a chunk that fails on time or memory is split; its halves' PDFs
         # go beside it, and a redelivered chunk's result says whether it was split already.
         Sid      = "SplitChunks"
         Effect   = "Allow"
