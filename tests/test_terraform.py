@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import subprocess
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,6 +21,7 @@ from tests.terraform_support import (
     Terraform,
     initialised,
     needs_terraform,
+    one_provider_process,
 )
 
 
@@ -39,8 +41,10 @@ def test_stack_json_is_pagefleet_stack() -> None:
 
 
 @pytest.fixture(scope="module")
-def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
-    return initialised(tmp_path_factory)
+def terraform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Terraform]:
+    tf = initialised(tmp_path_factory)
+    with one_provider_process(tf):
+        yield tf
 
 
 @needs_terraform
