@@ -109,6 +109,7 @@ module "functions" {
   kms_key_arn                  = module.storage.kms_key_arn
   environment                  = local.handler_env
   reserved_concurrency         = var.lambda_reserved_concurrency
+  maximum_concurrency          = var.lambda_maximum_concurrency
   event_source_mapping_enabled = var.event_source_mapping_enabled
   log_retention_days           = var.log_retention_days
 

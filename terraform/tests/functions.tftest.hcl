@@ -89,8 +89,15 @@ run "functions" {
   }
 
   assert {
-    condition     = alltrue([for f in aws_lambda_function.this : f.reserved_concurrent_executions > 0 && f.kms_key_arn == var.kms_key_arn])
-    error_message = "every function has reserved concurrency and a KMS-encrypted environment"
+    condition     = alltrue([for f in aws_lambda_function.this : f.reserved_concurrent_executions == -1 && f.kms_key_arn == var.kms_key_arn])
+    error_message = "no function reserves concurrency by default (a new account's quota of 10 leaves none to reserve: AWS keeps 100 unreserved), and each has a KMS-encrypted environment"
+  }
+
+  assert {
+    condition = { for k, m in aws_lambda_event_source_mapping.this : k => m.scaling_config[0].maximum_concurrency } == {
+      splitter = 10, completion = 5, dead_letter = 2, upload_dead_letter = 2, completion_dead_letter = 2
+    }
+    error_message = "each event source mapping caps the function's concurrency, reserving none"
   }
 
   assert {

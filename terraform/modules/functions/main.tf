@@ -193,13 +193,12 @@ resource "aws_lambda_event_source_mapping" "this" {
   # The handlers return batchItemFailures (process_partial_response): only failed records return to the queue.
   function_response_types = ["ReportBatchItemFailures"]
 
-  # Keeps the poller from invoking beyond the reserved concurrency (throttled batches would
-  # count as receives and push messages towards the DLQ).
-  dynamic "scaling_config" {
-    for_each = var.reserved_concurrency[each.key] >= 2 ? [true] : []
-
-    content {
-      maximum_concurrency = var.reserved_concurrency[each.key]
-    }
+  # The poller invokes no more than this at once: the burst cap, with no reservation. Under a
+  # reservation it is kept within it (throttled batches would count as receives and push
+  # messages towards the DLQ).
+  scaling_config {
+    maximum_concurrency = (var.reserved_concurrency[each.key] >= 2
+      ? min(var.maximum_concurrency[each.key], var.reserved_concurrency[each.key])
+    : var.maximum_concurrency[each.key])
   }
 }

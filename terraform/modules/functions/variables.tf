@@ -54,7 +54,19 @@ variable "memory_mb" {
 }
 
 variable "reserved_concurrency" {
-  description = "Reserved concurrent executions per function (-1: unreserved). Caps what a burst of uploads can do to S3 and the account's Lambda quota."
+  description = "Reserved concurrent executions per function (-1: none). A reservation must leave 100 of the account's concurrency unreserved, which a new account's quota does not allow."
+  type        = map(number)
+  default = {
+    splitter               = -1
+    completion             = -1
+    dead_letter            = -1
+    upload_dead_letter     = -1
+    completion_dead_letter = -1
+  }
+}
+
+variable "maximum_concurrency" {
+  description = "Most concurrent invocations per function's SQS event source mapping (2 to 1000). Caps what a burst of uploads can do to S3 and the account's Lambda quota, reserving nothing."
   type        = map(number)
   default = {
     splitter               = 10
