@@ -156,6 +156,7 @@ resource "aws_lambda_function" "this" {
   # checkov:skip=CKV_AWS_116:Every function is fed by SQS, whose redrive policy is the dead-letter path; a function DLQ only catches asynchronous invocations, which never happen here.
   # checkov:skip=CKV_AWS_117:The functions only call S3, SQS and KMS over public TLS endpoints; a VPC would add NAT or endpoint costs and no protection.
   # checkov:skip=CKV_AWS_272:Code signing needs a signing profile and a signed-artifact pipeline outside this deployment.
+  # checkov:skip=CKV_AWS_115:Concurrency is capped by each SQS event source mapping (maximum_concurrency), not reserved: a new account has none to reserve (AWS keeps 100 unreserved); lambda_reserved_concurrency reserves where the quota allows.
   function_name    = "${var.name_prefix}-${replace(each.key, "_", "-")}"
   role             = aws_iam_role.this[each.key].arn
   handler          = each.value.handler
