@@ -23,8 +23,9 @@ _names = itertools.count()
 # The files that take longest, longest first (wall seconds per file in a whole `make test` on
 # 2 cores: the moto apply ~130, most of it waiting on the provider; test_worker ~140 over many
 # tests; test_pipeline ~115; the corpus ~95; the image's pip replay ~90, mostly waiting on
-# PyPI; test_supervisor ~70; test_terraform ~60; test_cli ~60; test_bench ~55). `make test` hands files to its processes in this order, so none is left
-# running one of these alone at the end.
+# PyPI; test_supervisor ~70; test_terraform ~60; test_cli ~60; test_bench ~55). `make test`
+# hands files to its processes in this order, so none is left running one of these alone at
+# the end.
 LONGEST_FIRST = (
     "test_terraform_apply.py",
     "test_worker.py",
