@@ -5,6 +5,10 @@ locals {
   # exported by scripts/stack_json.py (tests fail when the two disagree).
   stack = jsondecode(file("${path.module}/stack.json"))
 
+  # Every resource's tags (the provider's default tags) and what the runners launch with:
+  # default tags reach neither Auto Scaling instances nor their volumes.
+  tags = merge({ Project = "pagefleet", Deployment = var.name }, var.tags)
+
   bucket_name  = coalesce(var.bucket_name, "${var.name}-${data.aws_caller_identity.current.account_id}-${var.region}")
   package_path = coalesce(var.lambda_package_path, "${path.module}/../build/lambda.zip")
 
@@ -141,7 +145,7 @@ module "runners" {
   kms_key_arn                              = module.storage.kms_key_arn
   log_retention_days                       = var.log_retention_days
 
-  tags = var.tags
+  tags = local.tags
 }
 
 module "autoscaling" {

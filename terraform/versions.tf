@@ -41,6 +41,6 @@ provider "aws" {
   }
 
   default_tags {
-    tags = merge({ Project = "pagefleet", Deployment = var.name }, var.tags)
+    tags = local.tags
   }
 }

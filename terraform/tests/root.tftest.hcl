@@ -132,6 +132,13 @@ run "everything_with_the_repository_mps_scripts" {
   }
 
   assert {
+    condition = alltrue([for kind in ["instance", "volume"] :
+      module.runners.launch_tags[kind].Project == "pagefleet" && module.runners.launch_tags[kind].Deployment == "pagefleet"
+    ])
+    error_message = "the GPU instances and their volumes launch with the Project and Deployment tags (provider default tags reach neither)"
+  }
+
+  assert {
     condition     = output.ecs_event_log_group_name == "/aws/events/pagefleet/ecs"
     error_message = "with runners, tasks failing to start are recorded and alarmed on"
   }

@@ -347,9 +347,14 @@ resource "aws_launch_template" "this" {
     }
   }
 
-  tag_specifications {
-    resource_type = "instance"
-    tags          = merge(var.tags, { Name = "${var.name}-runner" })
+  # The GPU instances are the cost: they and their volumes carry the deployment's tags.
+  dynamic "tag_specifications" {
+    for_each = ["instance", "volume"]
+
+    content {
+      resource_type = tag_specifications.value
+      tags          = merge(var.tags, { Name = "${var.name}-runner" })
+    }
   }
 
   tags = var.tags

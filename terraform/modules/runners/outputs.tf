@@ -57,3 +57,8 @@ output "vllm_gpu_type" {
   description = "surya's GPU type the sidecar and the runner's request concurrency are sized for (PAGEFLEET_MARKER_VLLM_GPU_TYPE)."
   value       = local.vllm_gpu_type
 }
+
+output "launch_tags" {
+  description = "The tags runner instances and their volumes launch with, by resource type."
+  value       = var.create ? { for t in aws_launch_template.this[0].tag_specifications : t.resource_type => t.tags } : {}
+}
