@@ -1,6 +1,7 @@
 terraform {
-  # 1.9: validations that refer to other variables (subnets only when runners are created).
-  required_version = ">= 1.9.0"
+  # 1.11: the S3 backend's use_lockfile (terraform/README.md) left its experiment in 1.11; 1.9
+  # already brought validations that refer to other variables.
+  required_version = ">= 1.11.0"
 
   required_providers {
     aws = {
@@ -28,12 +29,14 @@ provider "aws" {
       ecr                    = endpoints.value
       ecs                    = endpoints.value
       ec2                    = endpoints.value
+      events                 = endpoints.value
       autoscaling            = endpoints.value
       applicationautoscaling = endpoints.value
       iam                    = endpoints.value
       kms                    = endpoints.value
       lambda                 = endpoints.value
       s3                     = endpoints.value
+      sns                    = endpoints.value
       sqs                    = endpoints.value
       ssm                    = endpoints.value
       sts                    = endpoints.value

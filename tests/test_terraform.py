@@ -90,6 +90,58 @@ def test_the_walkthrough_s_backend_file_does_not_block_the_image_build() -> None
     assert ignored.returncode == 0, f"{written} would block docker/push_image.sh"
 
 
+# The service behind each AWS resource and data source type the configuration uses: an offline
+# apply (endpoint_url, the moto apply) must send every one of them to that endpoint; one left
+# out goes to real AWS. None: answered by the provider itself, no API call.
+SERVICE_OF_TYPE_PREFIX = {
+    "aws_appautoscaling_": "applicationautoscaling",
+    "aws_autoscaling_": "autoscaling",
+    "aws_cloudwatch_event_": "events",
+    "aws_cloudwatch_log_": "cloudwatchlogs",
+    "aws_cloudwatch_metric_alarm": "cloudwatch",
+    "aws_ecr_": "ecr",
+    "aws_ecs_": "ecs",
+    "aws_iam_policy_document": None,
+    "aws_iam_": "iam",
+    "aws_kms_": "kms",
+    "aws_lambda_": "lambda",
+    "aws_launch_template": "ec2",
+    "aws_security_group": "ec2",
+    "aws_s3_": "s3",
+    "aws_sns_": "sns",
+    "aws_sqs_": "sqs",
+    "aws_ssm_": "ssm",
+    "aws_caller_identity": "sts",
+    "aws_partition": None,
+    "aws_region": None,
+}
+
+
+def test_an_offline_apply_sends_every_service_the_configuration_uses_to_its_endpoint() -> None:
+    used = {
+        match
+        for path in TF_DIR.rglob("*.tf")
+        if ".terraform" not in path.parts
+        for match in re.findall(r'^(?:resource|data) "(aws_[a-z0-9_]+)"', path.read_text(), re.M)
+    }
+    services = set()
+    for kind in sorted(used):
+        prefix = next((p for p in SERVICE_OF_TYPE_PREFIX if kind.startswith(p)), None)
+        assert prefix is not None, f"{kind}: which service? (SERVICE_OF_TYPE_PREFIX)"
+        services.add(SERVICE_OF_TYPE_PREFIX[prefix])
+    provider = (TF_DIR / "versions.tf").read_text()
+    endpoints = set(re.findall(r"^\s+(\w+)\s+= endpoints\.value$", provider, re.M))
+    assert services - {None} <= endpoints, sorted(services - {None} - endpoints)
+
+
+def test_the_terraform_floor_has_what_the_walkthrough_uses() -> None:
+    """The walkthrough's S3 backend locks with use_lockfile, which Terraform 1.11 made GA; an
+    older Terraform accepted by required_version would fail at init."""
+    assert "use_lockfile = true" in (TF_DIR / "README.md").read_text()
+    floor = re.search(r'required_version = ">= (\d+)\.(\d+)', (TF_DIR / "versions.tf").read_text())
+    assert floor is not None and (int(floor[1]), int(floor[2])) >= (1, 11), floor
+
+
 # --- what a user meets first: a plan refused with a message that says what to set ------------
 
 # Each variable is wrong in its own way; one plan reports every refusal (each plan starts the
