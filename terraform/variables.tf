@@ -12,6 +12,12 @@ variable "name" {
     error_message = "name must be 2-31 lowercase letters, digits or hyphens, starting with a letter."
   }
 
+  # IAM role names, global to the account, are <name>-<region>-<role>: 64 characters at most.
+  validation {
+    condition     = length("${var.name}-${var.region}-completion-dead-letter") <= 64
+    error_message = "name: the IAM role names <name>-<region>-<role> (the longest role is completion-dead-letter) must fit in 64 characters; use a shorter name."
+  }
+
   # The runners' ECS capacity provider is named after the deployment, and ECS refuses capacity
   # provider names that start with aws, ecs or fargate.
   validation {

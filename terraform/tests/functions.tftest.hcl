@@ -67,6 +67,11 @@ run "functions" {
   }
 
   assert {
+    condition     = aws_iam_role.this["completion_dead_letter"].name == "pf-us-east-1-completion-dead-letter"
+    error_message = "IAM role names, global to the account, carry the region: two regions' deployments of one name do not collide"
+  }
+
+  assert {
     condition = { for k, m in aws_lambda_event_source_mapping.this : k => m.event_source_arn } == {
       splitter               = var.queue_arns.ingest
       completion             = var.queue_arns.completion

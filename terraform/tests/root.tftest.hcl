@@ -166,6 +166,17 @@ run "the_lease_and_its_heartbeat_reach_the_runners" {
   }
 }
 
+run "a_name_too_long_for_iam_in_its_region_refused" {
+  command = plan
+
+  variables {
+    name   = "abcdefghijklmnopqrstuvwxyzabcde" # 31 characters: fits IAM in us-east-1, not here
+    region = "ap-southeast-1"
+  }
+
+  expect_failures = [var.name]
+}
+
 run "a_heartbeat_over_half_the_lease_refused" {
   command = plan
 

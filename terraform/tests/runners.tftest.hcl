@@ -71,6 +71,13 @@ run "runners" {
   }
 
   assert {
+    condition = [aws_iam_role.instance[0].name, aws_iam_instance_profile.this[0].name, aws_iam_role.execution[0].name, aws_iam_role.task[0].name] == [
+      "pf-us-east-1-instance", "pf-us-east-1-instance", "pf-us-east-1-execution", "pf-us-east-1-task"
+    ]
+    error_message = "IAM names, global to the account, carry the region: two regions' deployments of one name do not collide"
+  }
+
+  assert {
     condition     = one(aws_ecs_cluster.this[0].setting).name == "containerInsights" && one(aws_ecs_cluster.this[0].setting).value == "enabled"
     error_message = "Container Insights is on (RunningTaskCount for the scaling metric)"
   }

@@ -97,7 +97,8 @@ resource "aws_cloudwatch_log_group" "this" {
 resource "aws_iam_role" "this" {
   for_each = local.enabled
 
-  name = "${var.name_prefix}-${replace(each.key, "_", "-")}"
+  # IAM names are global to the account: the region keeps two regions' deployments apart.
+  name = "${var.name_prefix}-${data.aws_region.current.name}-${replace(each.key, "_", "-")}"
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{

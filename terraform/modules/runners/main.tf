@@ -252,7 +252,8 @@ data "aws_ssm_parameter" "ami" {
 resource "aws_iam_role" "instance" {
   count = var.create ? 1 : 0
 
-  name = "${var.name}-instance"
+  # IAM names are global to the account: the region keeps two regions' deployments apart.
+  name = "${var.name}-${data.aws_region.current.name}-instance"
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{
@@ -279,7 +280,7 @@ resource "aws_iam_role_policy_attachment" "instance" {
 resource "aws_iam_instance_profile" "this" {
   count = var.create ? 1 : 0
 
-  name = "${var.name}-instance"
+  name = "${var.name}-${data.aws_region.current.name}-instance"
   role = aws_iam_role.instance[0].name
 
   tags = var.tags
@@ -459,7 +460,7 @@ resource "aws_ecs_cluster_capacity_providers" "this" {
 resource "aws_iam_role" "execution" {
   count = var.create ? 1 : 0
 
-  name = "${var.name}-execution"
+  name = "${var.name}-${data.aws_region.current.name}-execution"
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{
@@ -512,7 +513,7 @@ resource "aws_iam_role_policy" "execution" {
 resource "aws_iam_role" "task" {
   count = var.create ? 1 : 0
 
-  name = "${var.name}-task"
+  name = "${var.name}-${data.aws_region.current.name}-task"
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{
