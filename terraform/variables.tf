@@ -180,32 +180,15 @@ variable "lambda_package_path" {
 }
 
 variable "lambda_reserved_concurrency" {
-  description = "Reserved concurrency per function (splitter, completion, dead_letter, upload_dead_letter, completion_dead_letter); -1, the default, reserves none. A reservation must leave 100 of the account's Lambda concurrency unreserved, so in a new account (a quota of 10 at first) any reservation fails the apply."
+  description = "Reserved concurrency per function (splitter, completion, dead_letter, upload_dead_letter, completion_dead_letter); null: the functions module's, -1 each, which reserves none. A reservation must leave 100 of the account's Lambda concurrency unreserved, so in a new account (a quota of 10 at first) any reservation fails the apply."
   type        = map(number)
-  default = {
-    splitter               = -1
-    completion             = -1
-    dead_letter            = -1
-    upload_dead_letter     = -1
-    completion_dead_letter = -1
-  }
+  default     = null
 }
 
 variable "lambda_maximum_concurrency" {
-  description = "Most concurrent invocations each function's SQS event source mapping makes (2 to 1000): what a burst of uploads can do to S3 and to the account's Lambda concurrency, without reserving any of it."
+  description = "Most concurrent invocations each function's SQS event source mapping makes (2 to 1000): what a burst of uploads can do to S3 and to the account's Lambda concurrency, without reserving any of it. null: the functions module's, splitter 10, completion 5, each dead-letter function 2."
   type        = map(number)
-  default = {
-    splitter               = 10
-    completion             = 5
-    dead_letter            = 2
-    upload_dead_letter     = 2
-    completion_dead_letter = 2
-  }
-
-  validation {
-    condition     = alltrue([for n in values(var.lambda_maximum_concurrency) : n >= 2 && n <= 1000])
-    error_message = "lambda_maximum_concurrency: an SQS event source mapping's maximum concurrency is 2 to 1000."
-  }
+  default     = null
 }
 
 variable "log_retention_days" {

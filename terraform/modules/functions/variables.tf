@@ -56,6 +56,7 @@ variable "memory_mb" {
 variable "reserved_concurrency" {
   description = "Reserved concurrent executions per function (-1: none). A reservation must leave 100 of the account's concurrency unreserved, which a new account's quota does not allow."
   type        = map(number)
+  nullable    = false
   default = {
     splitter               = -1
     completion             = -1
@@ -68,12 +69,18 @@ variable "reserved_concurrency" {
 variable "maximum_concurrency" {
   description = "Most concurrent invocations per function's SQS event source mapping (2 to 1000). Caps what a burst of uploads can do to S3 and the account's Lambda quota, reserving nothing."
   type        = map(number)
+  nullable    = false
   default = {
     splitter               = 10
     completion             = 5
     dead_letter            = 2
     upload_dead_letter     = 2
     completion_dead_letter = 2
+  }
+
+  validation {
+    condition     = alltrue([for n in values(var.maximum_concurrency) : n >= 2 && n <= 1000])
+    error_message = "maximum_concurrency (lambda_maximum_concurrency): an SQS event source mapping's maximum concurrency is 2 to 1000."
   }
 }
 
