@@ -124,6 +124,7 @@ module "runners" {
   source = "./modules/runners"
 
   create                                   = var.create_runners
+  create_service_linked_role               = var.create_ecs_service_linked_role
   name                                     = var.name
   vpc_id                                   = var.vpc_id
   subnet_ids                               = var.subnet_ids

@@ -173,6 +173,12 @@ variable "drain_timeout_s" {
 # Functions
 ################################################################################
 
+variable "create_ecs_service_linked_role" {
+  description = "Create ECS's service-linked role (AWSServiceRoleForECS) with the runners. Needed in an account that has never used ECS (the capacity provider cannot be created without it); refused where it exists, so true only where `aws iam get-role --role-name AWSServiceRoleForECS` finds none."
+  type        = bool
+  default     = false
+}
+
 variable "lambda_package_path" {
   description = "The Lambda zip from `make lambda-package`; null means ../build/lambda.zip."
   type        = string

@@ -78,6 +78,11 @@ run "runners" {
   }
 
   assert {
+    condition     = length(aws_iam_service_linked_role.ecs) == 0
+    error_message = "ECS's service-linked role only where asked for: an account that has it refuses a second"
+  }
+
+  assert {
     condition     = one(aws_ecs_cluster.this[0].setting).name == "containerInsights" && one(aws_ecs_cluster.this[0].setting).value == "enabled"
     error_message = "Container Insights is on (RunningTaskCount for the scaling metric)"
   }
@@ -237,6 +242,23 @@ run "runners" {
       ScaleInProtection      = [["ecs:GetTaskProtection", "ecs:UpdateTaskProtection"], ["arn:aws:ecs:us-east-1:123456789012:task/pf/*"]]
     })
     error_message = "runner task role: chunks queue, chunk PDFs in, results and assets out, split chunks' halves out, its conversion counts, its own task protection"
+  }
+}
+
+run "the_ecs_service_linked_role_for_a_new_account" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    create_service_linked_role = true
+  }
+
+  assert {
+    condition     = aws_iam_service_linked_role.ecs[0].aws_service_name == "ecs.amazonaws.com"
+    error_message = "asked for, the runners create ECS's service-linked role (the capacity provider needs it)"
   }
 }
 

@@ -419,10 +419,24 @@ resource "aws_autoscaling_group" "this" {
   }
 }
 
+# ECS creates this role on first use of its console or of a cluster, but not for a capacity
+# provider made through the API: in an account that never used ECS, that creation fails with
+# "ECS Service Linked Role does not exist".
+resource "aws_iam_service_linked_role" "ecs" {
+  count = var.create && var.create_service_linked_role ? 1 : 0
+
+  aws_service_name = "ecs.amazonaws.com"
+  description      = "ECS on behalf of the ${var.name} runners (created by pagefleet)"
+
+  tags = var.tags
+}
+
 resource "aws_ecs_capacity_provider" "this" {
   count = var.create ? 1 : 0
 
   name = var.name
+
+  depends_on = [aws_iam_service_linked_role.ecs]
 
   auto_scaling_group_provider {
     auto_scaling_group_arn         = aws_autoscaling_group.this[0].arn

@@ -8,6 +8,12 @@ variable "create" {
   default     = true
 }
 
+variable "create_service_linked_role" {
+  description = "Create ECS's service-linked role (AWSServiceRoleForECS). An account that has never used ECS lacks it, and the capacity provider cannot be created without it; an account that has it refuses a second one, so set true only where `aws iam get-role --role-name AWSServiceRoleForECS` finds none."
+  type        = bool
+  default     = false
+}
+
 variable "name" {
   description = "Name of the cluster, service, repository and instance resources."
   type        = string
