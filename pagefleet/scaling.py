@@ -57,6 +57,12 @@ TRACKING_IN_FRACTION = 0.9
 METRIC_PERIOD_S = 60
 
 
+# Application Auto Scaling's quota "Step adjustments per step scaling policy": 20 by default
+# (docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-quotas.html);
+# a policy with more is refused at apply, so the steps from zero stop there.
+MAX_STEP_ADJUSTMENTS = 20
+
+
 class StepAdjustment(BaseModel):
     """One step of a step policy; bounds are relative to the alarm threshold, as AWS has them
     (lower inclusive, upper exclusive, None = unbounded)."""
@@ -115,16 +121,18 @@ class ScalingPolicy(BaseModel):
         """Steps of the policy that leaves zero; its alarm's metric is the visible chunks while
         no task runs, threshold 1.
 
-        ``exact_backlog``: ``ceil(visible / target)`` tasks, at most ``max_runners``. For an
-        integer backlog v, ceil(v / T) = n exactly when floor((n-1)T) < v <= floor(nT), i.e.
-        when v - 1 (the breach) lies in [floor((n-1)T), floor(nT)).
+        ``exact_backlog``: ``ceil(visible / target)`` tasks, at most ``max_runners`` and at
+        most ``MAX_STEP_ADJUSTMENTS`` (past that, target tracking takes the fleet further once
+        tasks run). For an integer backlog v, ceil(v / T) = n exactly when floor((n-1)T) < v <=
+        floor(nT), i.e. when v - 1 (the breach) lies in [floor((n-1)T), floor(nT)).
         """
         if self.from_zero == "change_plus_one":
             return [StepAdjustment(lower=0, upper=None, adjustment=1)]
         target = self.target_backlog_per_task
+        last = min(self.max_runners, MAX_STEP_ADJUSTMENTS)
         steps = []
-        for n in range(1, self.max_runners + 1):
-            upper = None if n == self.max_runners else math.floor(n * target)
+        for n in range(1, last + 1):
+            upper = None if n == last else math.floor(n * target)
             steps.append(
                 StepAdjustment(lower=math.floor((n - 1) * target), upper=upper, adjustment=n)
             )

@@ -84,6 +84,17 @@ def test_steps_are_contiguous_and_open_ended() -> None:
     assert [s.adjustment for s in steps] == list(range(1, len(steps) + 1))
 
 
+def test_a_fleet_past_twenty_tasks_leaves_zero_in_the_steps_aws_allows() -> None:
+    """A step policy holds 20 step adjustments (Application Auto Scaling's quota): with
+    max_runners 24 the steps stop at 20 tasks, and target tracking takes it from there."""
+    policy = scaling.default_policy().model_copy(update={"max_runners": 24})
+    steps = policy.from_zero_steps()
+    assert len(steps) == scaling.MAX_STEP_ADJUSTMENTS == 20
+    assert steps[-1].upper is None and steps[-1].adjustment == 20
+    assert policy.from_zero_capacity(10_000, desired=0) == 20
+    assert policy.tracking_capacity(metric=10_000, current=20) == 24
+
+
 def test_tracking_capacity_scales_by_metric_over_target() -> None:
     policy = ScalingPolicy(name="t", max_runners=8, acceptable_latency_s=100, seconds_per_chunk=10)
     assert policy.target_backlog_per_task == 10

@@ -165,6 +165,27 @@ run "first_release_policy" {
   }
 }
 
+run "past_twenty_tasks_the_steps_stop_at_twenty" {
+  command = plan
+
+  module {
+    source = "./modules/autoscaling"
+  }
+
+  variables {
+    max_runners = 24
+  }
+
+  assert {
+    condition = (
+      length(one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment) == 20 &&
+      [for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment : s.scaling_adjustment if s.metric_interval_upper_bound == null] == [20] &&
+      aws_appautoscaling_target.this[0].max_capacity == 24
+    )
+    error_message = "a step policy holds 20 step adjustments (Application Auto Scaling's quota): leaving zero sets at most 20 tasks, and the target still scales to max_runners"
+  }
+}
+
 run "outstanding_per_running" {
   command = plan
 

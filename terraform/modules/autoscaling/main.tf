@@ -30,11 +30,14 @@ locals {
   # ceil(v / T) = n exactly when v - 1 lies in [floor((n-1)T), floor(nT)) (pagefleet/scaling.py
   # from_zero_steps; the tests compare the two). change_plus_one: the first release's +1 per
   # cooldown, kept only to compare.
+  # At most 20 steps: Application Auto Scaling's default quota of step adjustments per policy
+  # (pagefleet/scaling.py MAX_STEP_ADJUSTMENTS); past 20 tasks, target tracking scales further.
   from_zero_exact = var.from_zero == "exact_backlog"
+  from_zero_last  = min(var.max_runners, 20)
   from_zero_steps = local.from_zero_exact ? [
-    for n in range(1, var.max_runners + 1) : {
+    for n in range(1, local.from_zero_last + 1) : {
       lower      = floor((n - 1) * local.target_backlog_per_task)
-      upper      = n == var.max_runners ? null : floor(n * local.target_backlog_per_task)
+      upper      = n == local.from_zero_last ? null : floor(n * local.target_backlog_per_task)
       adjustment = n
     }
   ] : [{ lower = 0, upper = null, adjustment = 1 }]
