@@ -78,6 +78,13 @@ run "runners" {
   }
 
   assert {
+    condition = [for r in jsondecode(aws_ecr_lifecycle_policy.this[0].policy).rules : [r.rulePriority, r.selection.tagStatus, try(r.selection.tagPatternList, null), r.selection.countNumber]] == [
+      [1, "tagged", ["0123456789ab"], 1], [2, "any", null, 20]
+    ]
+    error_message = "the deployed image is matched by the first lifecycle rule, so the keep-20 rule after it never expires it"
+  }
+
+  assert {
     condition     = length(aws_iam_service_linked_role.ecs) == 0
     error_message = "ECS's service-linked role only where asked for: an account that has it refuses a second"
   }

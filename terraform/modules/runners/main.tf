@@ -162,13 +162,21 @@ resource "aws_ecr_lifecycle_policy" "this" {
   count = var.create ? 1 : 0
 
   repository = aws_ecr_repository.this[0].name
+  # ECR never expires an image by a rule when a rule of higher priority matches its tags, so
+  # the deployed image (image_tag), matched first, outlives 20 newer pushes: a rollback to an
+  # older revision keeps the image its tasks pull.
   policy = jsonencode({
-    rules = [{
+    rules = concat(var.image_tag == null ? [] : [{
       rulePriority = 1
+      description  = "The deployed image (image_tag) is never expired"
+      selection    = { tagStatus = "tagged", tagPatternList = [var.image_tag], countType = "imageCountMoreThan", countNumber = 1 }
+      action       = { type = "expire" }
+      }], [{
+      rulePriority = 2
       description  = "Keep the 20 newest images"
       selection    = { tagStatus = "any", countType = "imageCountMoreThan", countNumber = 20 }
       action       = { type = "expire" }
-    }]
+    }])
   })
 }
 
