@@ -219,7 +219,7 @@ variable "vpc_id" {
 }
 
 variable "subnet_ids" {
-  description = "Subnets of the runner instances (needed with create_runners): private subnets with a NAT gateway, or VPC endpoints for ECR, ECS, S3, SQS and CloudWatch Logs."
+  description = "Subnets of the runner instances (needed with create_runners): private subnets with a NAT gateway (the vLLM sidecar downloads its model from Hugging Face on an instance's first task; VPC endpoints alone are not enough), plus an S3 gateway endpoint."
   type        = list(string)
   default     = []
 
