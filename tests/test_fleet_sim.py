@@ -192,3 +192,15 @@ def test_fleet_sim_writes_its_report(tmp_path: Path) -> None:
     assert (tmp_path / "fleet.png").stat().st_size > 0
     assert "| single-1p | per-desired |" in (tmp_path / "fleet.md").read_text()
     assert doc["default_policy"] == default_policy().name
+
+
+@pytest.mark.parametrize("option", ["--workloads", "--policies"])
+def test_an_unknown_name_is_a_usage_error_that_lists_the_known_ones(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.parse([option, "steady,nosuch" if option == "--workloads" else "nosuch"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    known = cli.WORKLOADS if option == "--workloads" else cli.POLICIES
+    assert "no " in error and "named nosuch" in error and ", ".join(known) in error, error

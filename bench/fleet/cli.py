@@ -16,7 +16,7 @@ import json
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,18 +36,55 @@ WORKLOADS: dict[str, Callable[[int], workloads.Workload]] = {
 }
 
 
+def _names(known: Mapping[str, object], what: str) -> Callable[[str], list[str]]:
+    """A comma-separated list of ``known`` names; an unknown one is a usage error that lists
+    the known ones (argparse exits 2 with it)."""
+
+    def names(value: str) -> list[str]:
+        given = [name for name in value.split(",") if name]
+        unknown = [name for name in given if name not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"no {what} named {', '.join(unknown)}; the {what}s are {', '.join(known)}"
+            )
+        return given
+
+    return names
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="scripts/fleet-sim", description=__doc__.split("\n")[0])
-    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument(
+        "--workloads",
+        type=_names(WORKLOADS, "workload"),
+        default=",".join(WORKLOADS),
+        help=f"comma-separated, of {', '.join(WORKLOADS)} (default: all)",
+    )
     p.add_argument("--trace", type=Path, action="append", default=[], help="CSV trace to replay")
-    p.add_argument("--policies", default=",".join(POLICIES))
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--gpu", choices=sorted(GPUS), default="g6.xlarge")
+    p.add_argument(
+        "--policies",
+        type=_names(POLICIES, "policy"),
+        default=",".join(POLICIES),
+        help=f"comma-separated, of {', '.join(POLICIES)} (default: all)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="seed of every random draw (default 1)")
+    p.add_argument("--gpu", choices=sorted(GPUS), default="g6.xlarge", help="the instance type")
     p.add_argument("--on-demand", action="store_true", help="on-demand instances (default Spot)")
-    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
-    p.add_argument("--validate", type=Path, default=validation.DEFAULT_RESULTS)
-    p.add_argument("--no-validate", action="store_true")
-    p.add_argument("--label", default="all")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a FleetConfig field (bench/fleet/config.py), repeatable",
+    )
+    p.add_argument(
+        "--validate",
+        type=Path,
+        default=validation.DEFAULT_RESULTS,
+        help="bench results the model is checked against first",
+    )
+    p.add_argument("--no-validate", action="store_true", help="skip that check")
+    p.add_argument("--label", default="all", help="the results folder's suffix (default all)")
     p.add_argument("--out", type=Path, help="results folder (default bench/results/DATE-fleet-L)")
     return p.parse_args(argv)
 
@@ -72,12 +109,12 @@ def config_for(args: argparse.Namespace, policy: str) -> FleetConfig:
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     started = time.monotonic()
-    loads = [WORKLOADS[n](args.seed) for n in args.workloads.split(",") if n]
+    loads = [WORKLOADS[n](args.seed) for n in args.workloads]
     loads += [workloads.read_trace(path) for path in args.trace]
     runs: list[dict[str, Any]] = []
     series: dict[tuple[str, str], dict[str, Any]] = {}
     for load in loads:
-        for policy in args.policies.split(","):
+        for policy in args.policies:
             t0 = time.monotonic()
             fleet = Fleet(config_for(args, policy), load, seed=args.seed).run()
             summary = summarize(fleet) | {"wall_s": round(time.monotonic() - t0, 2)}
@@ -100,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         "duration_s": round(time.monotonic() - started, 1),
         "seed": args.seed,
         "default_policy": DEFAULT_POLICY,
-        "policies": {n: POLICIES[n].model_dump() for n in args.policies.split(",")},
+        "policies": {n: POLICIES[n].model_dump() for n in args.policies},
         "config": config_for(args, DEFAULT_POLICY).model_dump(exclude={"policy"}),
         "gpu_rates": {
             "text_pages_per_s": round(GPUS[args.gpu].text_pages_per_s, 3),
