@@ -105,6 +105,9 @@ def _config(kind: type[_Config], app_id: str | None = None) -> _Config:
     )
 
 
+_CLIENT_LOCK = threading.Lock()  # a session is not thread-safe while it builds a client
+
+
 @overload
 def client(
     service: Literal["s3"], settings: Settings, *, app_id: str | None = None
@@ -119,13 +122,10 @@ def client(
     """A boto3 client for ``service`` at the configured endpoint."""
     session, config = _session(_aws_environment()), _config(Config, app_id)
     region, endpoint = settings.region, settings.endpoint_url
-    with _CLIENT_LOCK:  # a session is not thread-safe while it builds a client
+    with _CLIENT_LOCK:
         if service == "s3":
             return session.client("s3", region_name=region, endpoint_url=endpoint, config=config)
         return session.client("sqs", region_name=region, endpoint_url=endpoint, config=config)
-
-
-_CLIENT_LOCK = threading.Lock()
 
 
 def _aws_environment() -> tuple[tuple[str, str], ...]:

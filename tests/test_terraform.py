@@ -126,7 +126,10 @@ def test_an_offline_apply_sends_every_service_the_configuration_uses_to_its_endp
     }
     services = set()
     for kind in sorted(used):
-        prefix = next((p for p in SERVICE_OF_TYPE_PREFIX if kind.startswith(p)), None)
+        # The longest prefix decides: aws_iam_policy_document is no IAM call, aws_iam_role is.
+        prefix = max(
+            (p for p in SERVICE_OF_TYPE_PREFIX if kind.startswith(p)), key=len, default=None
+        )
         assert prefix is not None, f"{kind}: which service? (SERVICE_OF_TYPE_PREFIX)"
         services.add(SERVICE_OF_TYPE_PREFIX[prefix])
     provider = (TF_DIR / "versions.tf").read_text()
