@@ -8,6 +8,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from pagefleet import aws
+from pagefleet.job_events import JobEvents
 from pagefleet.queues import Queue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
@@ -25,6 +26,22 @@ def _s3(endpoint_url: str | None, region: str) -> S3Client:
 @cache
 def _sqs(endpoint_url: str | None, region: str) -> SQSClient:
     return aws.client("sqs", Settings(endpoint_url=endpoint_url, region=region))
+
+
+@cache
+def _events(endpoint_url: str | None, region: str) -> aws.EventsClient:
+    return aws.client("events", Settings(endpoint_url=endpoint_url, region=region))
+
+
+def job_events(settings: Settings) -> JobEvents:
+    """Where ``settings`` send job-end events (PAGEFLEET_EVENT_BUS, PAGEFLEET_WEBHOOK_URL)."""
+    bus = settings.event_bus
+    return JobEvents(
+        _events(settings.endpoint_url, settings.region) if bus else None,
+        bus,
+        settings.webhook_url,
+        settings.webhook_timeout_s,
+    )
 
 
 def bucket(settings: Settings, name: str | None = None) -> Bucket:

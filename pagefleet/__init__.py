@@ -5,7 +5,7 @@ the order one PDF meets them: ``keys`` (the bucket's layout), ``events`` (S3 not
 ``pdf`` and ``costs`` (checks and page costs), ``planning`` and ``splitting`` (page ranges, chunk
 PDFs, the manifest), ``conversions`` (how often a chunk was converted), ``chunk_results`` (a
 chunk's converted or failed result), ``completion``, ``assembly`` and ``layout`` (the document in
-page order), ``outbox`` (the final writes). Around
+page order), ``outbox`` (the final writes), ``job_events`` (the job's end, announced). Around
 them: ``settings``, ``models``, ``errors``, ``stack``, ``scaling``, the S3/SQS access in ``aws``,
 ``storage`` and ``queues``, and the operator side in ``submission``, ``status`` and ``redrive``.
 """
@@ -20,6 +20,7 @@ __all__ = [
     "errors",
     "events",
     "gc_pause",
+    "job_events",
     "keys",
     "layout",
     "models",

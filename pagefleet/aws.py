@@ -1,4 +1,5 @@
-"""Clients for S3 and SQS, sync (boto3) and async (aiobotocore), and the one retry policy.
+"""Clients for S3 and SQS, sync (boto3) and async (aiobotocore), EventBridge (boto3), and the
+one retry policy.
 
 Retries are tenacity's, on throttling, 5xx and dropped connections only: ``ATTEMPTS`` HTTP
 attempts per call, no more. botocore's own retry loop is switched off (``total_max_attempts``
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
@@ -67,12 +69,23 @@ def is_transient(exc: BaseException) -> bool:
 
 ATTEMPTS = 6  # HTTP requests one call may make, the first one included
 
-transient_retry = retry(
-    retry=retry_if_exception(is_transient),
-    wait=wait_exponential_jitter(initial=0.1, max=5),
-    stop=stop_after_attempt(ATTEMPTS),
-    reraise=True,
-)
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
+
+
+def retrying(
+    retryable: Callable[[BaseException], bool], attempts: int = ATTEMPTS
+) -> Callable[[_Fn], _Fn]:
+    """The one policy's back-off, for a call whose retryable failures ``retryable`` tells
+    (a 200 that failed inside, as PutEvents answers), ``attempts`` requests at most."""
+    return retry(
+        retry=retry_if_exception(retryable),
+        wait=wait_exponential_jitter(initial=0.1, max=5),
+        stop=stop_after_attempt(attempts),
+        reraise=True,
+    )
+
+
+transient_retry = retrying(is_transient)
 
 
 # moto (and any endpoint of one's own) accepts any credentials; boto3 only needs some to sign.
@@ -108,6 +121,13 @@ def _config(kind: type[_Config], app_id: str | None = None) -> _Config:
 _CLIENT_LOCK = threading.Lock()  # a session is not thread-safe while it builds a client
 
 
+class EventsClient(Protocol):
+    """What pagefleet calls of an EventBridge client: the dev extra has no stubs for it, and
+    one call does not need them."""
+
+    def put_events(self, *, Entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]: ...
+
+
 @overload
 def client(
     service: Literal["s3"], settings: Settings, *, app_id: str | None = None
@@ -116,15 +136,24 @@ def client(
 def client(
     service: Literal["sqs"], settings: Settings, *, app_id: str | None = None
 ) -> SQSClient: ...
+@overload
 def client(
-    service: Literal["s3", "sqs"], settings: Settings, *, app_id: str | None = None
-) -> S3Client | SQSClient:
+    service: Literal["events"], settings: Settings, *, app_id: str | None = None
+) -> EventsClient: ...
+def client(
+    service: Literal["s3", "sqs", "events"], settings: Settings, *, app_id: str | None = None
+) -> S3Client | SQSClient | EventsClient:
     """A boto3 client for ``service`` at the configured endpoint."""
     session, config = _session(_aws_environment()), _config(Config, app_id)
     region, endpoint = settings.region, settings.endpoint_url
     with _CLIENT_LOCK:
         if service == "s3":
             return session.client("s3", region_name=region, endpoint_url=endpoint, config=config)
+        if service == "events":
+            events = session.client(
+                "events", region_name=region, endpoint_url=endpoint, config=config
+            )
+            return cast(EventsClient, events)
         return session.client("sqs", region_name=region, endpoint_url=endpoint, config=config)
 
 

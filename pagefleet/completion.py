@@ -21,6 +21,7 @@ from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
 from pagefleet.aws import is_transient
 from pagefleet.errors import ErrorCode
 from pagefleet.gc_pause import paused_gc
+from pagefleet.job_events import Announce, JobEvent
 from pagefleet.models import ChunkResult, ChunkSpec, ErrorInfo, JobManifest, JobRecord
 from pagefleet.outbox import Superseded, placement, publish
 from pagefleet.storage import Bucket, NotFound
@@ -35,9 +36,12 @@ CompletionOutcome = Literal["published", "waiting", "already", "superseded", "un
 DeadCompletionOutcome = CompletionOutcome | Literal["failed", "unrecorded"]
 
 
-def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
+def complete_job(
+    bucket: Bucket, job_id: str, announce: Announce | None = None
+) -> CompletionOutcome:
     """Publish job ``job_id`` if all its chunks are in; returns what happened. Safe to call
-    any number of times.
+    any number of times: the one call that writes the record ("published") has ``announce``
+    tell the job's end (pagefleet/job_events.py says what that guarantees).
 
     Each check reads, in this warm process, the results that landed since the last one, and
     has the renderer do what it can with them ahead of the end (:func:`prepare`), so when the
@@ -45,11 +49,11 @@ def complete_job(bucket: Bucket, job_id: str) -> CompletionOutcome:
     others' writing against the final analysis, and stitching.
     """
     with paused_gc():
-        return _complete(bucket, job_id)
+        return _complete(bucket, job_id, announce)
 
 
 def record_dead_completion(
-    bucket: Bucket, job_id: str, receive_count: int
+    bucket: Bucket, job_id: str, receive_count: int, announce: Announce | None = None
 ) -> DeadCompletionOutcome:
     """A job whose completion message reached the completion DLQ (rule 3): checked once more,
     and if that fails too, ended with a failed record, so its upload still gets one. A
@@ -61,7 +65,7 @@ def record_dead_completion(
     except (NotFound, ValidationError):
         return "unrecorded"
     try:
-        return complete_job(bucket, job_id)
+        return complete_job(bucket, job_id, announce)
     except Exception as exc:
         if is_transient(exc):
             raise
@@ -81,13 +85,17 @@ def record_dead_completion(
         finished_at=time.time(),
     )
     try:
-        publish(bucket, manifest.rel, record)
+        published = publish(bucket, manifest.rel, record)
     except Superseded:
         return "superseded"
+    if published is None:
+        return "already"  # a completion of the job ended it meanwhile, and announced it
+    if announce is not None:
+        announce(JobEvent.of(published))
     return "failed"
 
 
-def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
+def _complete(bucket: Bucket, job_id: str, announce: Announce | None) -> CompletionOutcome:
     try:
         manifest = _manifest(bucket, job_id)
     except NotFound:
@@ -123,7 +131,7 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
     markdown = render_markdown(manifest, chunks)
     record = job_record(manifest, chunks, time.perf_counter() - started, results.splits)
     try:
-        publish(
+        published = publish(
             bucket,
             manifest.rel,
             record,
@@ -136,7 +144,11 @@ def _complete(bucket: Bucket, job_id: str) -> CompletionOutcome:
         return "superseded"
     finally:
         _forget(bucket, results.read)
+    if published is None:
+        return "already"  # a twin wrote the record first: it announces the job
     log.info("job %s %s: %s pages", job_id, record.status, record.pages)
+    if announce is not None:
+        announce(JobEvent.of(published))
     return "published"
 
 

@@ -76,6 +76,13 @@ def owner_of(head: Mapping[str, Any] | None) -> Owner | None:
     return Owner(meta.get(_JOB, ""), meta.get(_UPLOADED, ""), meta.get(_KEY, ""))
 
 
+class Published(NamedTuple):
+    """A job record this call wrote: its key, and the record as written."""
+
+    key: str
+    record: JobRecord
+
+
 class Placement(NamedTuple):
     """Where an inbox key's outputs go, and the owner of the record there now."""
 
@@ -108,14 +115,15 @@ def _newer(owner: Owner | None, source: Source) -> bool:
 
 def _write_once(
     bucket: Bucket, key: str, body: bytes, content_type: str, source: Source, held: bool
-) -> None:
+) -> bool:
     """Create or replace ``key``; ``held``: this key holds the name, so another key's object
-    there is a loser's leftover, not a claim."""
+    there is a loser's leftover, not a claim. False: this job's object was there already.
+    Exactly one of racing writers of one job gets True: each write is conditional."""
     job_id = source.job_id
     meta = {_JOB: job_id, _UPLOADED: upload_order(source), _KEY: _key_digest(source.key)}
     try:  # most keys are new: write first, look only if the key is taken (one request saved)
         bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
-        return
+        return True
     except PreconditionFailed:
         pass
     for _ in range(5):
@@ -124,15 +132,15 @@ def _write_once(
         try:
             if head is None:
                 bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
-                return
+                return True
             if owner is not None and owner.job_id == job_id:
-                return  # a twin of this completion (or an earlier try) wrote it
+                return False  # a twin of this completion (or an earlier try) wrote it
             if owner is not None and not owner.of_key(source.key) and not held:
                 raise _NameTaken(key)
             if _newer(owner, source):
                 raise Superseded(key)
             bucket.put(key, body, content_type=content_type, metadata=meta, if_match=head["ETag"])
-            return
+            return True
         except PreconditionFailed:
             continue  # someone wrote between our look and our write: look again
     raise PreconditionFailed(key)
@@ -170,10 +178,12 @@ def publish(
     *,
     owner: Owner | Literal["unread"] | None = "unread",
     variant: str = "",
-) -> None:
+) -> Published | None:
     """Write assets, then the Markdown (its asset links placed, see keys.ASSET_LINK_PREFIX),
     then the job record: readers that see the record (written last) see everything it points
-    to. Raises :class:`Superseded` if a newer upload won.
+    to. Raises :class:`Superseded` if a newer upload won. Returns the record if this call
+    wrote it; None if a twin (or an earlier try) of this job had, so one of racing twins, the
+    one that ends the job, gets it.
 
     ``owner`` and ``variant``: the :func:`placement` of the record's key, read a moment ago (a
     caller that looked already saves the requests); a newer upload since is still caught by the
@@ -183,12 +193,11 @@ def publish(
     if owner == "unread":
         variant, owner = placement(bucket.head, source.key)
     try:
-        _publish_at(bucket, rel, variant, record, markdown, assets or {}, owner)
-        return
+        return _publish_at(bucket, rel, variant, record, markdown, assets or {}, owner)
     except _NameTaken:
         variant = keys.suffix_of(source.key)
         owner = owner_of(bucket.head(keys.outbox_record(rel, variant)))
-    _publish_at(bucket, rel, variant, record, markdown, assets or {}, owner)
+    return _publish_at(bucket, rel, variant, record, markdown, assets or {}, owner)
 
 
 def _publish_at(
@@ -199,7 +208,7 @@ def _publish_at(
     markdown: str | None,
     assets: Mapping[str, bytes],
     owner: Owner | None,
-) -> None:
+) -> Published | None:
     source = record.source
     record_key = keys.outbox_record(rel, variant)
     markdown_key = keys.outbox_markdown(rel, variant)
@@ -226,13 +235,25 @@ def _publish_at(
         for key in set(bucket.list_keys(asset_prefix)) - {asset_prefix + n for n in assets}:
             _remove_older(bucket, key, source, held)
         body = record.model_dump_json(indent=2).encode()
-        _write_once(bucket, record_key, body, "application/json", source, held)
+        wrote = _write_once(bucket, record_key, body, "application/json", source, held)
     except (Superseded, _NameTaken):
         _take_back(bucket, rel, variant, source)
         raise
+    return Published(record_key, record) if wrote else None
 
 
 def published_job(bucket: Bucket, inbox_key: str) -> str | None:
     """The job id whose record is in the outbox for ``inbox_key``, if any."""
-    owner = placement(bucket.head, inbox_key).owner
+    if keys.is_stray(inbox_key):
+        owner = owner_of(bucket.head(keys.stray_record(inbox_key)))
+    else:
+        owner = placement(bucket.head, inbox_key).owner
     return None if owner is None else owner.job_id
+
+
+def publish_stray(bucket: Bucket, record: JobRecord) -> None:
+    """The record of a stray upload (keys.is_stray): a name of its key's alone, nothing beside
+    it. Raises :class:`Superseded` if a newer upload of the key already has its record."""
+    body = record.model_dump_json(indent=2).encode()
+    key = keys.stray_record(record.source.key)
+    _write_once(bucket, key, body, "application/json", record.source, held=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -24,6 +25,21 @@ class Settings(BaseSettings):
     region: str = Field("us-east-1", description="AWS region of the bucket and queues.")
     bucket: str = Field("pagefleet", description="Bucket holding inbox/, outbox/ and jobs/.")
     queue_prefix: str = Field("pagefleet", description="Prefix of the queue names.")
+
+    # --- job-end events (pagefleet/job_events.py) ---
+    event_bus: str | None = Field(
+        None,
+        description="EventBridge bus (name or ARN) that gets one event per finished job "
+        "(source pagefleet, detail-type 'Job finished'); unset sends none.",
+    )
+    webhook_url: str | None = Field(
+        None,
+        description="http(s) URL that gets each job-end event's detail as a JSON POST; unset "
+        "posts none.",
+    )
+    webhook_timeout_s: float = Field(
+        3.0, gt=0, description="Seconds one webhook POST may take before it counts as failed."
+    )
 
     # --- limits on input (rule 4) ---
     chunk_pages: int = Field(
@@ -178,6 +194,15 @@ class Settings(BaseSettings):
         description="A model server not healthy this long after start fails the conversion "
         "process (marker's own waits are 300 and 600 s).",
     )
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_is_http(cls, url: str | None) -> str | None:
+        # urllib would open file: and ftp: URLs too; a handler must only ever POST over HTTP.
+        parts = urlsplit(url) if url is not None else None
+        if parts is not None and not (parts.scheme in ("http", "https") and parts.netloc):
+            raise ValueError("must be an http:// or https:// URL")
+        return url
 
     @model_validator(mode="after")
     def _heartbeat_holds_the_lease(self) -> Settings:

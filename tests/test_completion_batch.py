@@ -12,7 +12,7 @@ from tests.lambda_events import Context, result_event, sqs_event
 def test_one_check_per_job_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     checked: list[str] = []
 
-    def check(bucket: object, job_id: str) -> str:
+    def check(bucket: object, job_id: str, announce: object) -> str:
         checked.append(job_id)
         if job_id == "job-bad":
             raise RuntimeError("S3 said no")

@@ -33,7 +33,9 @@ def test_both_completion_handlers_at_once_keep_their_own_batches(
         if job_id.endswith("fail"):
             raise RuntimeError(f"{job_id} cannot be handled")
 
-    monkeypatch.setattr(completion, "complete_job", lambda bucket, job_id: fail_the_first(job_id))
+    monkeypatch.setattr(
+        completion, "complete_job", lambda bucket, job_id, announce: fail_the_first(job_id)
+    )
     monkeypatch.setattr(
         completion,
         "write_result",
@@ -119,7 +121,7 @@ def test_the_completion_dlq_consumer_keeps_a_message_only_on_a_transient_fault(
 ) -> None:
     as_role("handlers.completion:completion_dead_letter_handler")
 
-    def throttled(bucket: object, job_id: str, receive_count: int) -> str:
+    def throttled(bucket: object, job_id: str, receive_count: int, announce: object) -> str:
         if job_id == "throttled":
             raise ClientError({"Error": {"Code": "SlowDown"}}, "GetObject")
         raise ValueError("a bug, or a manifest no model reads")
