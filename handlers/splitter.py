@@ -21,7 +21,7 @@ from pagefleet import keys
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import Source
 from pagefleet.settings import Settings
-from pagefleet.splitting import record_dead_upload, split_upload
+from pagefleet.splitting import record_dead_upload, refuse_stray, split_upload
 
 processor = BatchProcessor(event_type=EventType.SQS)
 dead_letter_processor = BatchProcessor(event_type=EventType.SQS)  # one per handler
@@ -30,13 +30,15 @@ metrics = Metrics(namespace="pagefleet", service="splitter")
 
 
 def split(source: Source) -> None:
-    if not keys.is_upload(source.key):
-        logger.info("not an inbox PDF, skipped", extra={"key": source.key})
-        return
     settings = Settings()
-    outcome = split_upload(
-        source, clients.bucket(settings, source.bucket), clients.queue(settings, "chunks"), settings
-    )
+    bucket = clients.bucket(settings, source.bucket)
+    if keys.is_upload(source.key):
+        outcome = split_upload(source, bucket, clients.queue(settings, "chunks"), settings)
+    elif keys.is_stray(source.key):
+        outcome = refuse_stray(source, bucket)
+    else:  # beside the inbox (`inboxes/`), or a folder marker in it
+        logger.info("not an upload, skipped", extra={"key": source.key})
+        return
     logger.info(
         "upload handled", extra={"key": source.key, "job_id": source.job_id, "outcome": outcome}
     )
@@ -52,7 +54,7 @@ def record_handler(record: SQSRecord) -> None:
 def dead_letter_record_handler(record: SQSRecord) -> None:
     receive_count = int(record.attributes.approximate_receive_count or 0)
     for source in sources_in_sqs_body(record.body):
-        if not keys.is_upload(source.key):
+        if not (keys.is_upload(source.key) or keys.is_stray(source.key)):
             continue
         bucket = clients.bucket(Settings(), source.bucket)
         outcome = record_dead_upload(source, bucket, receive_count)

@@ -3,6 +3,8 @@
 inbox/<rel>.pdf                          what users upload (.pdf in any letter case)
 outbox/<name>.md, <name>.assets/, <name>.json    what they get back
 outbox/_refused/<hash>.json              the record of an input whose <rel> is refused (rule 4)
+outbox/_refused/<hash>~.json             the record of a stray upload: an inbox object not
+                                         named .pdf, or the key ``inbox`` itself
 jobs/<job_id>/manifest.json              the split plan
 jobs/<job_id>/chunks/<index>.pdf         one page range of the source
 jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
@@ -43,7 +45,7 @@ MAX_KEY_BYTES = 1024  # S3's limit, in bytes of UTF-8 (moto does not enforce it)
 ASSET_NAME_BYTES = 64
 PDF_SUFFIXES = tuple(
     "." + a + b + c for a in "pP" for b in "dD" for c in "fF"
-)  # S3 suffix filters are case-sensitive: one rule per letter case.
+)  # .pdf in every letter case: S3 keys are case-sensitive.
 ASSETS = ".assets"
 MARK = "~"
 
@@ -58,7 +60,7 @@ _TOP_FOLDER = re.compile(r"_refused~*|.*\.assets~*", re.DOTALL)
 _DOCUMENT = re.compile(r".*\.[pP][dD][fF]~+", re.DOTALL)
 _VARIANT = re.compile(r"(.*)(\.[pP][dD][fF])~", re.DOTALL)
 _INDEX = re.compile(r"[0-9]+")
-_REFUSED_RECORD = re.compile(r"[0-9a-f]{32}(?:(\.[pP][dD][fF])~)?\.json")
+_REFUSED_RECORD = re.compile(r"[0-9a-f]{32}(?:(\.[pP][dD][fF])?~)?\.json")
 
 
 def decode_event_key(raw: str) -> str:
@@ -67,9 +69,23 @@ def decode_event_key(raw: str) -> str:
 
 
 def is_upload(key: str) -> bool:
-    """A key the S3 notification rules announce (``stack.py`` makes them of these names): every
-    one gets a record, ``inbox/.pdf`` too (refused: it has no name)."""
+    """An upload to convert: every one gets a record, ``inbox/.pdf`` too (refused: it has no
+    name). The ingest rule announces these and the strays (:func:`is_stray`)."""
     return key.startswith(INBOX) and key.endswith(PDF_SUFFIXES)
+
+
+def is_stray(key: str) -> bool:
+    """An object the ingest rule announces that is meant as an upload but is not named one: a
+    key under ``inbox/`` not named .pdf, or ``inbox`` itself (``aws s3 cp x.pdf s3://B/inbox``
+    writes that key). A folder marker (``inbox/a/``, the S3 console's "create folder") is not."""
+    in_inbox = key == INBOX.rstrip("/") or key.startswith(INBOX)
+    return in_inbox and not key.endswith("/") and not is_upload(key)
+
+
+def stray_record(key: str) -> str:
+    """The record of stray upload ``key``: a name its key alone has (a digest of it, marked so
+    that no refused name's record is the same, see :func:`outbox_record`)."""
+    return f"{REFUSED}{hashlib.sha256(key.encode()).hexdigest()[:32]}{MARK}.json"
 
 
 def inbox_key(rel: str, suffix: str = ".pdf") -> str:
@@ -214,6 +230,8 @@ class Document(NamedTuple):
 def document_named(name: str) -> Document:
     if is_upload(name):
         return Document(rel_of(name), name)
+    if is_stray(name):
+        return Document(None, name, stray_record(name))
     if (parsed := parse_outbox(name)) is not None:
         if parsed.rel is None:
             return Document(None, record=name)

@@ -24,12 +24,12 @@ from pagefleet.models import (
     Source,
     StageTimings,
 )
-from pagefleet.outbox import Superseded, publish, published_job
+from pagefleet.outbox import Superseded, publish, publish_stray, published_job
 from pagefleet.pdf import check_size, cut_chunk, open_pdf
 from pagefleet.planning import plan_by_cost
 from pagefleet.queues import SQS_BATCH, Queue
 from pagefleet.settings import Settings
-from pagefleet.storage import Bucket, NotFound, PreconditionFailed
+from pagefleet.storage import Bucket, NotFound, PreconditionFailed, Written
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,21 @@ def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settin
         doc.close()
     bucket.put(keys.job_prefix(job_id) + "sent", b"")
     return "split"
+
+
+def refuse_stray(source: Source, bucket: Bucket) -> SplitOutcome:
+    """An inbox object not named .pdf gets a record saying so (every upload gets one), rather
+    than being converted under a name that could be another upload's (keys.py)."""
+    if source.key == keys.INBOX.rstrip("/"):
+        fix = "`aws s3 cp my.pdf s3://BUCKET/inbox/` (with the slash) puts it in the inbox"
+        message = f"the key is `{source.key}`, not a key under {keys.INBOX}: {fix}"
+    else:
+        message = (
+            f"{source.key} is not named .pdf: only PDFs are converted; a PDF named otherwise "
+            "converts once uploaded as <name>.pdf"
+        )
+    _fail(bucket, source, PagefleetError(ErrorCode.NOT_PDF, message), 0.0)
+    return "failed"
 
 
 def record_dead_upload(source: Source, bucket: Bucket, receive_count: int) -> SplitOutcome:
@@ -189,7 +204,7 @@ def _publish_chunks(
     batch = min(manifest.plan.lanes if manifest.plan else SQS_BATCH, SQS_BATCH)
     room = CHUNKS_FLOOR_BYTES + CHUNKS_BYTES_PER_UPLOAD_BYTE * size
     with ThreadPoolExecutor(_PUT_THREADS) as pool:
-        pending: list[tuple[ChunkSpec, Future[str]]] = []
+        pending: list[tuple[ChunkSpec, Future[Written]]] = []
         for chunk in manifest.chunks:
             try:
                 pdf = _cut(doc, chunk, room)
@@ -225,7 +240,7 @@ def _cut(doc: pdfium.PdfDocument, chunk: ChunkSpec, room: int) -> bytes:
 
 
 def _send(
-    manifest: JobManifest, pending: list[tuple[ChunkSpec, Future[str]]], chunks: Queue
+    manifest: JobManifest, pending: list[tuple[ChunkSpec, Future[Written]]], chunks: Queue
 ) -> None:
     for _, written in pending:
         written.result()  # a message never announces a chunk PDF that is not there yet
@@ -257,6 +272,9 @@ def _fail(bucket: Bucket, source: Source, exc: PagefleetError, split_s: float) -
         finished_at=time.time(),
     )
     try:
-        publish(bucket, keys.rel_of(source.key), record)
+        if keys.is_stray(source.key):
+            publish_stray(bucket, record)
+        else:
+            publish(bucket, keys.rel_of(source.key), record)
     except Superseded:
         log.info("a newer upload of %s already has its record", source.key)

@@ -16,7 +16,7 @@ from pagefleet.queues import queue_name
 from pagefleet.settings import Settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_s3.type_defs import NotificationConfigurationTypeDef
+    from mypy_boto3_s3.type_defs import FilterRuleTypeDef, NotificationConfigurationTypeDef
     from mypy_boto3_sqs.literals import QueueAttributeNameType
 
 DAY_S = 86_400
@@ -67,8 +67,18 @@ class NotificationSpec(BaseModel):
 
     queue_role: str
     prefix: str
-    suffix: str
+    suffix: str = ""
     events: tuple[Literal["s3:ObjectCreated:*"], ...] = ("s3:ObjectCreated:*",)
+
+    @property
+    def rule_id(self) -> str:
+        return "-".join(p for p in (self.queue_role, self.prefix.strip("/"), self.suffix[1:]) if p)
+
+    def filter_rules(self) -> list[FilterRuleTypeDef]:
+        rules: list[FilterRuleTypeDef] = [{"Name": "prefix", "Value": self.prefix}]
+        if self.suffix:
+            rules.append({"Name": "suffix", "Value": self.suffix})
+        return rules
 
 
 # Lambda's rule of thumb: an event source queue's visibility is 6x the function timeout.
@@ -86,12 +96,10 @@ def queue_specs(settings: Settings) -> list[QueueSpec]:
 
 
 def notification_specs() -> list[NotificationSpec]:
-    inbox = [
-        NotificationSpec(queue_role="ingest", prefix=keys.INBOX, suffix=s)
-        for s in keys.PDF_SUFFIXES
-    ]
     return [
-        *inbox,
+        # Every key in the inbox, PDF or not, and ``inbox`` itself: each gets a record
+        # (keys.is_upload, keys.is_stray); the splitter skips the few others the prefix takes.
+        NotificationSpec(queue_role="ingest", prefix=keys.INBOX.rstrip("/")),
         NotificationSpec(queue_role="completion", prefix=keys.JOBS, suffix=keys.RESULT_SUFFIX),
     ]
 
@@ -120,17 +128,10 @@ def notification_configuration(queue_arns: dict[str, str]) -> NotificationConfig
     return {
         "QueueConfigurations": [
             {
-                "Id": f"{n.queue_role}-{n.prefix.strip('/')}-{n.suffix.strip('.')}",
+                "Id": n.rule_id,
                 "QueueArn": queue_arns[n.queue_role],
                 "Events": list(n.events),
-                "Filter": {
-                    "Key": {
-                        "FilterRules": [
-                            {"Name": "prefix", "Value": n.prefix},
-                            {"Name": "suffix", "Value": n.suffix},
-                        ]
-                    }
-                },
+                "Filter": {"Key": {"FilterRules": n.filter_rules()}},
             }
             for n in notification_specs()
         ]

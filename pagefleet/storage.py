@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from pagefleet.aws import error_code, status_code, transient_retry
 
@@ -52,6 +52,13 @@ def _raise_precondition(exc: BaseException, key: str) -> None:
         raise PreconditionFailed(key) from exc
 
 
+class Written(NamedTuple):
+    """What a PUT made: its ETag, and its version where the bucket keeps versions."""
+
+    etag: str
+    version_id: str | None
+
+
 class Bucket:
     """One bucket through a boto3 S3 client (handlers and the local tools). ``can_list``:
     whether the caller may list the bucket, which decides what a 403 means (see
@@ -97,7 +104,7 @@ class Bucket:
         metadata: dict[str, str] | None = None,
         if_none_match: bool = False,
         if_match: str | None = None,
-    ) -> str:
+    ) -> Written:
         """Write ``body``; raise :class:`PreconditionFailed` if a given condition fails."""
         try:
             response = self.s3.put_object(
@@ -111,7 +118,7 @@ class Bucket:
         except Exception as exc:
             _raise_precondition(exc, key)
             raise
-        return response["ETag"]
+        return Written(response["ETag"], response.get("VersionId"))
 
     @transient_retry
     def delete(self, key: str) -> None:

@@ -35,7 +35,7 @@ def test_result_keys_parse_back_and_nothing_else_does() -> None:
     assert keys.job_of_result("jobs/abc/results/x.result.json") is None
 
 
-def test_every_letter_case_of_pdf_has_a_notification_suffix() -> None:
+def test_every_letter_case_of_pdf_is_an_upload() -> None:
     assert len(set(keys.PDF_SUFFIXES)) == 8
     assert {s.lower() for s in keys.PDF_SUFFIXES} == {".pdf"}
 

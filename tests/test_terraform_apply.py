@@ -203,7 +203,7 @@ def _notification_rules(s3: Any, bucket: str) -> set[tuple[str, str, str, tuple[
     for q in config.get("QueueConfigurations", []):
         filters = {r["Name"].lower(): r["Value"] for r in q["Filter"]["Key"]["FilterRules"]}
         role = q["QueueArn"].rsplit(":", 1)[1].rsplit("-", 1)[1]
-        rules.add((role, filters["prefix"], filters["suffix"], tuple(sorted(q["Events"]))))
+        rules.add((role, filters["prefix"], filters.get("suffix", ""), tuple(sorted(q["Events"]))))
     return rules
 
 

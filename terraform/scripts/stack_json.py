@@ -58,9 +58,9 @@ def stack_document() -> dict[str, Any]:
     }
 
 
-def _filter(rule: dict[str, Any], name: str) -> str:
+def _filter(rule: dict[str, Any], name: str) -> str | None:
     rules = rule["Filter"]["Key"]["FilterRules"]
-    return next(r["Value"] for r in rules if r["Name"] == name)
+    return next((r["Value"] for r in rules if r["Name"] == name), None)
 
 
 def render() -> str:

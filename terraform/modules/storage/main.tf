@@ -256,7 +256,7 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
 }
 
 ################################################################################
-# Notifications: inbox PDFs -> ingest queue, chunk results -> completion queue
+# Notifications: inbox objects -> ingest queue, chunk results -> completion queue
 ################################################################################
 
 resource "aws_s3_bucket_notification" "this" {

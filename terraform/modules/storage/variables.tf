@@ -71,14 +71,14 @@ variable "allow_cloudwatch_alarms" {
 variable "notifications" {
   description = <<-EOT
     S3 event notifications to SQS, as `pagefleet/stack.py` defines them: id, queue_arn, events,
-    filter_prefix, filter_suffix (suffix filters are case-sensitive: one rule per letter case).
+    filter_prefix, filter_suffix (null: no suffix filter).
   EOT
   type = list(object({
     id            = string
     queue_arn     = string
     events        = list(string)
     filter_prefix = string
-    filter_suffix = string
+    filter_suffix = optional(string)
   }))
   default = []
 }
