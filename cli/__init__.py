@@ -1,5 +1,6 @@
 """The ``pagefleet`` command: ``run`` a folder through the embedded stack or keep it ``up``; and
-against any running stack, embedded or deployed, ``submit``, ``status``, ``redrive`` and ``get``.
+against any running stack, embedded or deployed, ``submit``, ``wait``, ``status``, ``get``,
+``reconvert`` and ``redrive``.
 """
 
 from __future__ import annotations
@@ -7,9 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable
-
-from pagefleet.settings import SettingsRefused
+from importlib.metadata import version
 
 __all__ = ["main"]
 
@@ -24,6 +25,7 @@ def _without_local_extra(missing: ModuleNotFoundError) -> SystemExit:
 
 try:
     from cli import operate
+    from cli.failures import Exit, explain
 except ModuleNotFoundError as missing:
     raise _without_local_extra(missing) from None
 
@@ -45,6 +47,23 @@ def _embedded(command: str) -> Callable[[argparse.Namespace], int]:
 DOCUMENT_HELP = "a document: inbox/<rel>.pdf, outbox/<rel>.md or just <rel>"
 
 
+EXIT_CODES = """exit codes: 0 done; 1 a document failed (or came out partial), or there is no such
+document; 2 usage or settings; 3 the stack cannot be reached (endpoint, credentials, bucket,
+queues); 4 still converting when the command stopped waiting; 130 interrupted"""
+
+
+def _common() -> argparse.ArgumentParser:
+    """Options every verb takes, after its name."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--json", action="store_true", help="results as JSON Lines on stdout, one per document"
+    )
+    common.add_argument(
+        "--debug", action="store_true", help="on an error, the traceback rather than one line"
+    )
+    return common
+
+
 def _stack_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_argument_group(
         "which stack", "default: PAGEFLEET_* from the environment (AWS unless an endpoint is set)"
@@ -63,10 +82,22 @@ def _stack_options(parser: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="pagefleet", description=__doc__)
-    commands = root.add_subparsers(dest="command", required=True)
+    root = argparse.ArgumentParser(
+        prog="pagefleet",
+        description=__doc__,
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    root.add_argument("--version", action="version", version=f"pagefleet {version('pagefleet')}")
+    subparsers = root.add_subparsers(dest="command", required=True)
+    common = _common()
 
-    run = commands.add_parser("run", help="convert every PDF under IN into OUT (embedded stack)")
+    def command(name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
+        return subparsers.add_parser(
+            name, help=help, description=description, parents=[common], epilog=EXIT_CODES
+        )
+
+    run = command("run", help="convert every PDF under IN into OUT (embedded stack)")
     run.add_argument("input", nargs="?", help="a PDF or a folder (default: a demo set)")
     run.add_argument("--out", default="out", help="where the outputs land (default: out)")
     run.add_argument(
@@ -74,7 +105,7 @@ def parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_embedded("run"))
 
-    up = commands.add_parser(
+    up = command(
         "up",
         help="start the embedded stack and keep it running",
         description="Run the handlers and runners on this machine against an embedded moto "
@@ -82,6 +113,15 @@ def parser() -> argparse.ArgumentParser:
         "creating what is missing). Ctrl-C or SIGTERM drains the jobs in flight.",
     )
     up.add_argument("--workers", type=int, default=None, help="runner worker processes")
+    up.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the embedded server's port (default 5151, the same on every start; 0: any free)",
+    )
+    up.add_argument(
+        "--out", metavar="DIR", help="copy every finished document here as it lands (as `get`)"
+    )
     up.add_argument(
         "--log-file", help="append every log line (runner, handlers, metrics) to this file"
     )
@@ -105,21 +145,48 @@ def parser() -> argparse.ArgumentParser:
     )
     up.set_defaults(func=_embedded("up"))
 
-    submit = commands.add_parser("submit", help="upload PDFs to inbox/ of a running stack")
-    submit.add_argument("files", nargs="+", help="PDFs or folders of PDFs")
+    submit = command("submit", help="upload PDFs to inbox/ of a running stack")
+    submit.add_argument("files", nargs="+", help="PDFs or folders (their files named .pdf)")
     submit.add_argument("--prefix", default="", help="put them under inbox/PREFIX")
-    submit.add_argument("--wait", action="store_true", help="wait for every job record")
-    submit.add_argument("--timeout", type=float, default=None, help="seconds --wait waits")
+    submit.add_argument(
+        "--as-pdf", action="store_true", help="upload a file not named .pdf as <name>.pdf"
+    )
+    _wait_options(submit, "wait for every job record")
     _stack_options(submit)
     submit.set_defaults(func=operate.submit)
 
-    status = commands.add_parser("status", help="queues and jobs, or one document's chunks")
+    wait = command("wait", help="await the records of what is uploaded (after submit, Ctrl-C)")
+    wait.add_argument(
+        "name", nargs="?", default="", help="a document, or a folder under inbox/ (default: all)"
+    )
+    wait.add_argument("--timeout", type=float, default=None, metavar="S", help="wait at most S")
+    _stack_options(wait)
+    wait.set_defaults(func=operate.wait)
+
+    status = command("status", help="queues and jobs, or one document's chunks")
     status.add_argument("key", nargs="?", help=DOCUMENT_HELP)
     status.add_argument("--limit", type=int, default=10, help="finished jobs to list")
+    status.add_argument(
+        "--watch",
+        type=float,
+        nargs="?",
+        const=2.0,
+        default=None,
+        metavar="S",
+        help="look again every S seconds (2) until Ctrl-C",
+    )
     _stack_options(status)
     status.set_defaults(func=operate.status)
 
-    redrive = commands.add_parser(
+    reconvert = command(
+        "reconvert", help="convert an upload again (its new outputs replace the old ones)"
+    )
+    reconvert.add_argument("key", help=DOCUMENT_HELP)
+    _wait_options(reconvert, "wait for the new record")
+    _stack_options(reconvert)
+    reconvert.set_defaults(func=operate.reconvert)
+
+    redrive = command(
         "redrive", help="move dead-lettered messages back to their queues (after a fix)"
     )
     redrive.add_argument(
@@ -128,12 +195,21 @@ def parser() -> argparse.ArgumentParser:
     _stack_options(redrive)
     redrive.set_defaults(func=operate.redrive)
 
-    get = commands.add_parser("get", help="download a finished document: .md, .assets/, .json")
-    get.add_argument("key", help=DOCUMENT_HELP)
-    get.add_argument("--out", default=".", help="folder to write <rel>.md and friends into")
+    get = command("get", help="download finished documents: <rel>.md, .assets/, .json")
+    get.add_argument("key", help=DOCUMENT_HELP + ", or a folder of them")
+    get.add_argument(
+        "--out", default=".", help="where <rel>.md and the rest go, <rel>'s folders kept (.)"
+    )
     _stack_options(get)
     get.set_defaults(func=operate.get)
     return root
+
+
+def _wait_options(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--wait", action="store_true", help=help)
+    parser.add_argument(
+        "--timeout", type=float, default=None, metavar="S", help="--wait waits at most S seconds"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,9 +217,24 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     try:
         return int(args.func(args))
-    except SettingsRefused as exc:  # rule 7: refused at start, in one line
-        print(f"pagefleet: settings refused: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("pagefleet: interrupted", file=sys.stderr)
+        return Exit.INTERRUPTED
+    except Exception as exc:
+        # Settings refused (rule 7), a stack that cannot be reached: one line with the fix.
+        failure = explain(exc, bucket=getattr(args, "bucket", None) or "", endpoint=_endpoint(args))
+        if failure is None:
+            raise
+        if args.debug:
+            traceback.print_exc()
+        print(f"pagefleet: {failure.message}", file=sys.stderr)
+        return failure.exit_code
+
+
+def _endpoint(args: argparse.Namespace) -> str | None:
+    return getattr(args, "endpoint_url", None) or os.environ.get("PAGEFLEET_ENDPOINT_URL")
 
 
 if __name__ == "__main__":

@@ -3,53 +3,74 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import signal
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import FrameType
 
-from cli.views import await_with_progress, console, records_table
+from cli.failures import Exit, usage
+from cli.views import await_with_progress, emit_json, err, out, record_line, records_table
 from embedded.demo import write_demo_set
 from embedded.pipeline import DrainReport, LocalPipeline, terminal_logs
+from embedded.server import MotoServer
+from pagefleet import keys
+from pagefleet.models import JobRecord, parsed
 from pagefleet.settings import load_settings
 from pagefleet.storage import Bucket
-from pagefleet.submission import Submission
+from pagefleet.submission import Submission, download, find_pdfs
+
+# Where `pagefleet up` listens unless told otherwise: one endpoint across restarts, and a
+# second `up` beside the first is refused rather than started on another port unnoticed.
+UP_PORT = 5151
 
 
 def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
     demo = args.input is None
     source = (
         Path(tempfile.mkdtemp(prefix="pagefleet-demo-")) if demo else Path(args.input).expanduser()
     )
     if not source.exists():
-        console.print(f"[red]no such file or folder: {source}")
-        return 2
-    out = Path(args.out).expanduser()
+        raise usage(f"no such file or folder: {source}")
+    if not demo and not find_pdfs(source):
+        raise usage(f"no PDFs under {source} (files named .pdf, in any letter case)")
+    where = Path(args.out).expanduser()
     settings = load_settings()
-    out.mkdir(parents=True, exist_ok=True)
-    logs = terminal_logs(verbose=False, log_file=str(out / "pagefleet.log"), terminal=True)
+    where.mkdir(parents=True, exist_ok=True)
+    log_file = where / "pagefleet.log"
+    log_file.unlink(missing_ok=True)  # this run's log, not every run's
+    logs = terminal_logs(verbose=False, log_file=str(log_file), terminal=True)
+    printed: set[str] = set()
+
+    def stream(records: dict[str, JobRecord]) -> None:
+        for rel in sorted(records.keys() - printed):
+            emit_json(record_line(rel, records[rel]))
+            printed.add(rel)
+
     with LocalPipeline(settings, workers=args.workers, logs=logs, keep_jobs_s=10) as pipeline:
         assert pipeline.stack is not None
         bucket = Bucket(pipeline.stack.s3, pipeline.settings.bucket)
         if demo:  # while the stack's processes start
             write_demo_set(source)
-            console.print(f"[bold]demo set[/] written to {source}")
+            err.print(f"[bold]demo set[/] written to {source}")
         pipeline.wait_ready()  # pages/s counts conversion, not Python start-up
+        ready = time.perf_counter()
         submission = Submission.upload(bucket, source)
-        if not submission.files:
-            console.print(f"[yellow]no PDFs under {source}")
-            return 0
-        progress = await_with_progress(submission)
-        submission.download(out)
+        progress = await_with_progress(submission, on_records=stream if args.json else None)
+        submission.download(where)
     logs.close()
-    console.print(records_table("pagefleet run", sorted(submission.records.items())))
-    console.print(
-        f"{progress.pages_done} pages in {progress.documents} documents in "
-        f"{progress.seconds:.1f} s, {progress.pages_per_s:.1f} pages/s; outputs in {out}"
+    if not args.json:
+        out.print(records_table("pagefleet run", sorted(submission.records.items())))
+    err.print(
+        f"{progress.pages_done} pages in {progress.documents} documents: "
+        f"{progress.seconds:.1f} s converting, {progress.pages_per_s:.1f} pages/s "
+        f"({ready - started:.1f} s more starting the stack); outputs in {where}"
     )
     failed = [r for r in submission.records.values() if r.status != "done"]
-    return 1 if failed else 0
+    return Exit.FAILED if failed else Exit.DONE
 
 
 class _Signals:
@@ -67,39 +88,83 @@ class _Signals:
             signal.signal(signum, self)
 
 
+def _server(args: argparse.Namespace, external: bool) -> MotoServer | None:
+    """The embedded server on ``--port``; None against PAGEFLEET_ENDPOINT_URL."""
+    if external:
+        if args.port is not None:
+            raise usage("--port is for the embedded server: PAGEFLEET_ENDPOINT_URL is set")
+        return None
+    port = UP_PORT if args.port is None else args.port
+    server = MotoServer(port=port)
+    try:
+        server.start()
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise usage(
+            f"port {port} is in use: is another `pagefleet up` running? (--port N picks another, "
+            "--port 0 any free one)"
+        ) from None
+    return server
+
+
 def up(args: argparse.Namespace) -> int:
     settings = load_settings()
+    server = _server(args, external=settings.endpoint_url is not None)
     signals = _Signals()
     signals.install()
     logs = terminal_logs(verbose=args.verbose, log_file=args.log_file, terminal=True)
-    pipeline = LocalPipeline(settings, workers=args.workers, logs=logs, keep_jobs_s=args.keep_jobs)
+    pipeline = LocalPipeline(
+        settings, workers=args.workers, logs=logs, keep_jobs_s=args.keep_jobs, server=server
+    )
+    mirror = None
     try:
         pipeline.start()
         assert pipeline.stack is not None
-        url, bucket = pipeline.settings.endpoint_url, pipeline.settings.bucket
-        print(f"pagefleet is up: endpoint {url}, bucket {bucket}", flush=True)
-        if pipeline.external:
-            found = ", ".join(pipeline.stack.found) or "nothing"
-            made = ", ".join(pipeline.stack.created) or "nothing"
-            print(f"PAGEFLEET_ENDPOINT_URL: found {found}; created {made}", flush=True)
-        print(
-            "drop PDFs into inbox/ and watch outbox/, e.g.:\n"
-            f"  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \\\n"
-            f"  aws --endpoint-url {url} s3 cp my.pdf s3://{bucket}/inbox/my.pdf\n"
-            f"  aws --endpoint-url {url} s3 ls --recursive s3://{bucket}/outbox/\n"
-            f"runner and handler logs: {_where_logs_go(args)}\n"
-            f"Ctrl-C stops it: jobs in flight get up to {args.drain_timeout:.0f} s to finish "
-            "(Ctrl-C again: at once).",
-            flush=True,
-        )
+        if args.out is not None:
+            mirror = _Mirror(Bucket(pipeline.stack.s3, settings.bucket), Path(args.out))
+        print(_banner(pipeline, args), flush=True)
         signals.stop.wait()
         print("stopping: no new uploads are split; draining the jobs in flight", flush=True)
         report = pipeline.drain(args.drain_timeout, hurry=signals.hurry)
-        print(_drain_summary(report, lost=not pipeline.external), flush=True)
+        if mirror is not None:
+            mirror.stop()
+        print(_drain_summary(report, embedded=server is not None, mirror=args.out), flush=True)
     finally:
         pipeline.stop()
+        if server is not None:
+            server.stop()
         logs.close()
-    return 0
+    return Exit.DONE
+
+
+def _banner(pipeline: LocalPipeline, args: argparse.Namespace) -> str:
+    """What to copy: every line works as printed in a shell of its own."""
+    settings = pipeline.settings
+    url, bucket, region = settings.endpoint_url, settings.bucket, settings.region
+    lines = [f"pagefleet is up: endpoint {url}, bucket {bucket}"]
+    if pipeline.external and pipeline.stack is not None:
+        found = ", ".join(pipeline.stack.found) or "nothing"
+        made = ", ".join(pipeline.stack.created) or "nothing"
+        lines.append(f"PAGEFLEET_ENDPOINT_URL: found {found}; created {made}")
+    lines += [
+        "in another shell, for the aws CLI, boto3 and `pagefleet status`, `submit`, `get`:",
+        "  export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "
+        f"AWS_DEFAULT_REGION={region}",
+        f"  export PAGEFLEET_ENDPOINT_URL={url} PAGEFLEET_BUCKET={bucket}"
+        + (f" PAGEFLEET_QUEUE_PREFIX={settings.queue_prefix}" if settings.queue_prefix else ""),
+        f"  aws --endpoint-url {url} s3 cp my.pdf s3://{bucket}/inbox/my.pdf",
+        f"  aws --endpoint-url {url} s3 ls --recursive s3://{bucket}/outbox/",
+        "  pagefleet wait my && pagefleet get my --out .",
+    ]
+    if args.out is not None:
+        lines.append(f"every finished document is copied to {args.out}/ as it lands")
+    lines += [
+        f"runner and handler logs: {_where_logs_go(args)}",
+        f"Ctrl-C stops it: jobs in flight get up to {args.drain_timeout:.0f} s to finish "
+        "(Ctrl-C again: at once).",
+    ]
+    return "\n".join(lines)
 
 
 def _where_logs_go(args: argparse.Namespace) -> str:
@@ -107,7 +172,7 @@ def _where_logs_go(args: argparse.Namespace) -> str:
     return f"{terminal}; all of it in {args.log_file}" if args.log_file else terminal
 
 
-def _drain_summary(report: DrainReport, *, lost: bool) -> str:
+def _drain_summary(report: DrainReport, *, embedded: bool, mirror: str | None) -> str:
     if report.drained:
         head = f"drained in {report.seconds:.1f} s: every job in flight has its record"
     else:
@@ -116,6 +181,46 @@ def _drain_summary(report: DrainReport, *, lost: bool) -> str:
             f"{report.completions_left} completion messages still in flight"
         )
     if report.uploads_waiting:
-        where = "lost with the embedded server" if lost else "left on the ingest queue"
+        where = "lost with the embedded server" if embedded else "left on the ingest queue"
         head += f"; {report.uploads_waiting} uploads not yet split, {where}"
+    if embedded:  # the server keeps everything in memory
+        kept = f"; what finished is in {mirror}/" if mirror else ""
+        head += f". The embedded server's bucket and queues go with it now{kept}"
     return head
+
+
+class _Mirror:
+    """``up --out DIR``: each record that lands in the outbox, with its Markdown and assets,
+    copied below DIR, so what the embedded server holds outlives it."""
+
+    LOOK_S = 0.5
+
+    def __init__(self, bucket: Bucket, where: Path) -> None:
+        self.bucket = bucket
+        self.where = where
+        self._copied: dict[str, str] = {}  # record key -> ETag copied
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="outbox-mirror", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.LOOK_S):  # S3 has nothing to await: look again
+            self.copy_new()
+
+    def copy_new(self) -> None:
+        for key, etag in self.bucket.list_etags(keys.OUTBOX).items():
+            if not keys.is_outbox_record(key) or self._copied.get(key) == etag:
+                continue
+            record = parsed(JobRecord, key, self.bucket.get(key))
+            if record is None:
+                continue
+            try:
+                download(self.bucket, key, record, self.where)
+            except ValueError as exc:  # a name that would climb out of DIR
+                err.print(f"[red]not copied: {exc}")
+            self._copied[key] = etag
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self.copy_new()  # what the drain finished

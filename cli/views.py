@@ -1,34 +1,52 @@
-"""How the command shows things: a progress bar while records are awaited, and tables."""
+"""How the command shows things: tables and results on stdout (or JSON Lines with ``--json``),
+for a script to read; progress bars, messages and errors on stderr, for the person watching.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pagefleet import keys
 from pagefleet.models import JobRecord
-from pagefleet.status import JobView, QueueView
+from pagefleet.status import ChunkView, JobView, QueueView
 from pagefleet.submission import Progress as Counts
 from pagefleet.submission import Submission
 
-console = Console(stderr=True)
+out = Console(soft_wrap=True)
+err = Console(stderr=True)
+FINISHED = ("done", "partial", "failed")
 STATUS_STYLE = {"done": "green", "partial": "yellow", "failed": "red", "converting": "cyan"}
 
 
 def await_with_progress(
-    submission: Submission, *, interval_s: float = 0.25, timeout_s: float | None = None
+    submission: Submission,
+    *,
+    interval_s: float = 0.25,
+    timeout_s: float | None = None,
+    on_records: Callable[[dict[str, JobRecord]], None] | None = None,
+    started: float | None = None,
 ) -> Counts:
-    """Await the submission's records behind a documents and a pages bar; the final counts."""
-    counts = Counts(documents=len(submission.files), pages=sum(submission.pages.values()))
+    """Await the submission's records behind a documents and a pages bar on stderr (``started``:
+    when the clock of its rate started, if before now); ``on_records`` gets the records found
+    after each look. The final counts."""
+    counts = Counts(documents=len(submission.uploads), pages=sum(submission.pages.values()))
+    if started is not None:
+        counts.started = started
     bar = Progress(
         TextColumn("{task.description:>9}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
-        console=console,
+        console=err,
+        redirect_stdout=False,  # stdout is the results' (JSON Lines as records land)
     )
     with bar:
         docs = bar.add_task("documents", total=counts.documents, rate="")
@@ -38,9 +56,31 @@ def await_with_progress(
             bar.update(docs, completed=counts.documents_done)
             rate = f"{counts.pages_per_s:.1f} pages/s"
             bar.update(pages, completed=counts.pages_done, rate=rate)
+            if on_records is not None:
+                on_records(submission.records)
 
         submission.wait(counts, tick, interval_s=interval_s, timeout_s=timeout_s)
     return counts
+
+
+def emit_json(line: dict[str, Any]) -> None:
+    """One JSON Lines line on stdout, flushed: a stream a script reads as it comes."""
+    print(json.dumps(line), flush=True)
+
+
+def record_line(rel: str, record: JobRecord, record_key: str | None = None) -> dict[str, Any]:
+    """A job record as a script reads it: what it is, how it ended, where its outputs are."""
+    return {
+        "document": rel,
+        "key": record.source.key,
+        "status": record.status,
+        "pages": record.pages,
+        "record": record_key,
+        "markdown": record.markdown,
+        "error": record.error.model_dump() if record.error else None,
+        "seconds": record.timings.total_s,
+        "job_id": record.job_id,
+    }
 
 
 def records_table(title: str, records: Iterable[tuple[str, JobRecord]]) -> Table:
@@ -105,3 +145,63 @@ def chunks_table(job: JobView) -> Table:
             chunk.error,
         )
     return table
+
+
+def chunk_json(chunk: ChunkView) -> dict[str, Any]:
+    return {
+        "index": chunk.index,
+        "pages": [chunk.first_page, chunk.last_page],
+        "status": chunk.state,
+        "attempts": chunk.attempts,
+        "seconds": chunk.seconds,
+        "error": chunk.error or None,
+    }
+
+
+def job_json(job: JobView) -> dict[str, Any]:
+    return {
+        "document": job.rel,
+        "key": job.key,
+        "job_id": job.job_id,
+        "status": job.state,
+        "pages": job.pages,
+        "chunks": [chunk_json(c) for c in job.chunks],
+        "error": job.record.error.model_dump() if job.record and job.record.error else None,
+    }
+
+
+@dataclass(frozen=True)
+class Overview:
+    """``pagefleet status``: the queues, the jobs in flight, the latest finished jobs."""
+
+    queues: list[QueueView]
+    in_flight: list[JobView]
+    finished: list[JobRecord]
+    limit: int
+
+    def __rich__(self) -> Group:
+        counts = {s: sum(1 for r in self.finished if r.status == s) for s in FINISHED}
+        latest = [(keys.rel_of(r.source.key), r) for r in self.finished[: self.limit]]
+        title = "finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+        return Group(
+            queues_table(self.queues),
+            jobs_table("in flight", self.in_flight),
+            records_table(title, latest),
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "queues": {
+                q.role: {
+                    "waiting": q.queue.visible,
+                    "in_flight": q.queue.in_flight,
+                    "dead_letters": q.dead_letters.visible + q.dead_letters.in_flight,
+                }
+                for q in self.queues
+            },
+            "in_flight": [job_json(job) for job in self.in_flight],
+            "finished": {s: sum(1 for r in self.finished if r.status == s) for s in FINISHED},
+            "latest": [
+                record_line(keys.rel_of(r.source.key), r) for r in self.finished[: self.limit]
+            ],
+        }

@@ -282,14 +282,18 @@ class Served(StopOnExit):
 
 class MotoServer(Served):
     """``with MotoServer() as url:`` — moto keeps its state per process, so one server per
-    process is enough; tests share it and keep apart by bucket and queue names."""
+    process is enough; tests share it and keep apart by bucket and queue names. ``port`` 0: a
+    free one."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.port = port
 
     def start(self) -> str:
         use_fake_credentials()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
         server = make_server(
             "127.0.0.1",
-            0,
+            self.port,
             _HostCachingDispatcher(),
             threaded=True,
             request_handler=_KeepAliveHandler,

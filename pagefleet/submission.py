@@ -13,12 +13,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pypdfium2 as pdfium
 
 from pagefleet import keys
 from pagefleet.models import JobManifest, JobRecord, chunk_of, parsed
-from pagefleet.outbox import placement
+from pagefleet.outbox import placement, published_job
 from pagefleet.storage import Bucket, NotFound
 
 HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: one LIST
@@ -27,9 +28,30 @@ LOOK_INTERVAL_S = 0.1
 
 def upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> str:
     """Put ``data`` at ``inbox/<rel><suffix>``; returns the key."""
+    return put_upload(bucket, rel, data, suffix).key
+
+
+class Upload(NamedTuple):
+    """One upload of an inbox key, whose record is awaited: not the record of an earlier upload
+    of the key, told apart by the version S3 gave it (where its events carry one; moto's do
+    not) or else by the job whose record was there when it was made (``replaces``)."""
+
+    key: str
+    version_id: str | None = None
+    replaces: str | None = None
+
+    def made(self, record: JobRecord) -> bool:
+        if record.source.key != self.key or record.job_id == self.replaces:
+            return False
+        known = record.source.version_id is not None and self.version_id is not None
+        return not known or record.source.version_id == self.version_id
+
+
+def put_upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> Upload:
     key = keys.inbox_key(rel, suffix)
-    bucket.put(key, data, content_type="application/pdf")
-    return key
+    replaces = published_job(bucket, key)
+    written = bucket.put(key, data, content_type="application/pdf")
+    return Upload(key, written.version_id, replaces)
 
 
 def await_records(
@@ -39,18 +61,18 @@ def await_records(
     timeout_s: float | None = None,
     on_look: Callable[[dict[str, JobRecord]], None] | None = None,
     interval_s: float = LOOK_INTERVAL_S,
-    inbox_keys: Mapping[str, str] | None = None,
+    uploads: Mapping[str, Upload] | None = None,
 ) -> dict[str, JobRecord]:
     """The job record of every ``rel``, once each has one.
 
-    ``inbox_keys``: the key each ``rel`` was uploaded as, where known; a record there of another
-    key of the same ``rel`` (``.pdf`` in another letter case) is not it: that one's record is
-    awaited under its variant name (keys.py). ``on_look`` gets the records found so far after
-    every look (progress bars); a :class:`TimeoutError` names the documents still without a
-    record after ``timeout_s``.
+    ``uploads``: the upload each ``rel`` is awaited for, where known; a record of another key of
+    the same ``rel`` (``.pdf`` in another letter case) is not it: that one's record is awaited
+    under its variant name (keys.py); nor is the record of an earlier upload of the key.
+    ``on_look`` gets the records found so far after every look (progress bars); a
+    :class:`TimeoutError` names the documents still without a record after ``timeout_s``.
     """
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    uploaded = inbox_keys or {}
+    awaited = uploads or {}
     pending = {keys.outbox_record(rel): rel for rel in rels}
     records: dict[str, JobRecord] = {}
     while True:
@@ -61,21 +83,32 @@ def await_records(
             prefix = os.path.commonprefix([*pending])  # noqa: RUF071
             present = set(bucket.list_keys(prefix)) & pending.keys()
         for key in present:
-            rel = pending.pop(key)
+            rel = pending[key]
             record = JobRecord.model_validate_json(bucket.get(key))
-            if uploaded.get(rel, record.source.key) == record.source.key:
+            upload = awaited.get(rel)
+            if upload is None or upload.made(record):
                 records[rel] = record
-            else:
-                pending[keys.outbox_record(rel, keys.suffix_of(uploaded[rel]))] = rel
+                del pending[key]
+            elif record.source.key != upload.key:
+                del pending[key]
+                pending[keys.outbox_record(rel, keys.suffix_of(upload.key))] = rel
+            # else: an earlier upload's record, until this upload's replaces it
         if on_look is not None:
             on_look(records)
         if not pending:
             return records
         if deadline is not None and time.monotonic() > deadline:
-            raise TimeoutError(
-                f"no job record after {timeout_s:.0f} s for {sorted(pending.values())}"
-            )
+            raise StillConverting(sorted(pending.values()), timeout_s or 0.0)
         time.sleep(interval_s)  # watching S3 from outside: nothing to await but the next look
+
+
+class StillConverting(TimeoutError):
+    """Records still missing when the wait ran out; ``rels`` names the documents."""
+
+    def __init__(self, rels: list[str], waited_s: float) -> None:
+        super().__init__(f"no job record after {waited_s:.0f} s for {rels}")
+        self.rels = rels
+        self.waited_s = waited_s
 
 
 def find_pdfs(root: Path) -> list[Path]:
@@ -116,11 +149,11 @@ class Progress:
 
 @dataclass
 class Submission:
-    """The documents of one ``pagefleet run``, keyed by their relative name."""
+    """Documents awaited together (one ``pagefleet run`` or ``submit``), by relative name."""
 
     bucket: Bucket
-    files: dict[str, Path]  # rel -> local path
-    pages: dict[str, int]
+    uploads: dict[str, Upload]  # rel -> the upload whose record is awaited
+    pages: dict[str, int]  # rel -> pages, 0 where unknown
     records: dict[str, JobRecord] = field(default_factory=dict)
     _manifests: dict[str, JobManifest | None] = field(default_factory=dict)
 
@@ -134,9 +167,21 @@ class Submission:
                 rel_path = path.relative_to(root) if root.is_dir() else Path(path.name)
                 files[prefix + rel_path.with_suffix("").as_posix()] = path
         pages = {rel: count_pages(path) for rel, path in files.items()}
-        for rel, path in files.items():
-            upload(bucket, rel, path.read_bytes(), path.suffix)
-        return cls(bucket=bucket, files=files, pages=pages)
+        uploads = {
+            rel: put_upload(bucket, rel, path.read_bytes(), path.suffix)
+            for rel, path in files.items()
+        }
+        return cls(bucket=bucket, uploads=uploads, pages=pages)
+
+    @classmethod
+    def of_inbox(cls, bucket: Bucket, prefix: str = "") -> Submission:
+        """The uploads there are now under ``inbox/<prefix>`` (to await them again)."""
+        uploads = {}
+        for key in bucket.list_keys(keys.INBOX + prefix):
+            head = bucket.head(key) if keys.is_upload(key) else None
+            if head is not None:
+                uploads[keys.rel_of(key)] = Upload(key, head.get("VersionId"))
+        return cls(bucket=bucket, uploads=uploads, pages=dict.fromkeys(uploads, 0))
 
     def wait(
         self,
@@ -151,34 +196,35 @@ class Submission:
             self.records = records
             progress.documents_done = len(records)
             progress.pages_done = self._pages_converted()
-            if len(records) == len(self.files):
+            if len(records) == len(self.uploads):
                 progress.finished = progress.finished or time.perf_counter()
             tick()
 
         await_records(
             self.bucket,
-            self.files,
+            self.uploads,
             timeout_s=timeout_s,
             on_look=on_look,
             interval_s=interval_s,
-            inbox_keys=self._inbox_keys(),
+            uploads=self.uploads,
         )
 
-    def _inbox_keys(self) -> dict[str, str]:
-        return {rel: keys.inbox_key(rel, path.suffix) for rel, path in self.files.items()}
-
     def _pages_converted(self) -> int:
+        """Pages of the finished documents, from their records (their chunk results expire
+        soon after), and of the converted chunks of the others."""
+        done = sum(record.pages for record in self.records.values())
+        if len(self.records) == len(self.uploads):
+            return done
         results: dict[str, set[int]] = {}
         for key in self.bucket.list_keys(keys.JOBS):
             if (result := keys.job_of_result(key)) is not None:
                 results.setdefault(result[0], set()).add(result[1])
-        done = 0
         for job_id, indices in results.items():
             if job_id not in self._manifests:
                 self._manifests[job_id] = self._manifest(job_id)
             manifest = self._manifests[job_id]
             # A shared bucket holds other users' jobs too, and whatever they wrote under jobs/.
-            if manifest is None or manifest.rel not in self.files:
+            if manifest is None or manifest.rel not in self.uploads or manifest.rel in self.records:
                 continue
             for index in indices:
                 if (chunk := chunk_of(manifest.chunks, index)) is None:
@@ -196,11 +242,13 @@ class Submission:
         except NotFound:  # expired since its result was listed
             return None
 
+    def record_key(self, rel: str) -> str:
+        """Where ``rel``'s record is (its variant name, if another key holds the plain one)."""
+        return keys.outbox_record(rel, placement(self.bucket.head, self.uploads[rel].key).variant)
+
     def download(self, out: Path) -> None:
-        inbox_keys = self._inbox_keys()
         for rel, record in self.records.items():
-            variant = placement(self.bucket.head, inbox_keys[rel]).variant
-            download(self.bucket, keys.outbox_record(rel, variant), record, out)
+            download(self.bucket, self.record_key(rel), record, out)
 
 
 def download(bucket: Bucket, record_key: str, record: JobRecord, out: Path) -> Path:

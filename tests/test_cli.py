@@ -43,7 +43,8 @@ def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 1, done.stderr  # one document failed
-    assert "broken" in done.stderr and "not_pdf" in done.stderr
+    assert "broken" in done.stdout and "not_pdf" in done.stdout  # the table, for `>`
+    assert "pages in 3 documents" in done.stderr  # the summary, beside the progress
     for rel in ("one", "nested/two words"):
         record = json.loads((out / f"{rel}.json").read_text())
         assert record["status"] == "done"

@@ -22,7 +22,7 @@ from pagefleet.settings import Settings
 from pagefleet.stack import notification_configuration, queue_specs
 from pagefleet.status import job_status, jobs_finished
 from pagefleet.storage import Bucket
-from pagefleet.submission import await_records, upload
+from pagefleet.submission import Upload, await_records, upload
 from runner.converters.text_layer import convert_document
 from tests import layout_pdfs
 from tests.conftest import corpus_dir, wait_for_record
@@ -391,7 +391,7 @@ def test_uploads_whose_names_once_collided_each_keep_their_own_outputs(
         if done < 3:
             wait_for_record(bucket, rel)
         else:  # awaited where its own record is, not where the other key's is
-            await_records(bucket, [rel], inbox_keys={rel: key}, timeout_s=120)
+            await_records(bucket, [rel], uploads={rel: Upload(key)}, timeout_s=120)
         # Each earlier upload still has its record, at once.
         for earlier, _ in uploads[:done]:
             assert await_records(bucket, [earlier], timeout_s=0)[earlier].source.key != key

@@ -26,7 +26,7 @@ from pagefleet.models import (
 )
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
-from pagefleet.submission import Submission
+from pagefleet.submission import Submission, Upload
 
 UPLOADED = "2026-12-01T10:00:00.000Z"
 MEMORY = ErrorInfo(code="memory", message="conversion grew past 160 MB and was stopped")
@@ -148,7 +148,9 @@ def test_completion_waits_for_the_halves_and_records_only_the_lost_page(
         "Page 6.\n"
     )
     # `pagefleet run` counts each page once: through the halves, not the chunks split.
-    submission = Submission(bucket=bucket, files={"halved": tmp_path}, pages={"halved": 6})
+    submission = Submission(
+        bucket=bucket, uploads={"halved": Upload("inbox/halved.pdf")}, pages={"halved": 6}
+    )
     assert submission._pages_converted() == 6
 
 
