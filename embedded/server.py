@@ -238,7 +238,7 @@ class BackgroundServer:
 
     def __init__(self, server: HTTPServer, name: str) -> None:
         self.server = server
-        self.url = f"http://127.0.0.1:{server.server_port}"
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
         self._thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
         self._thread.start()
 
@@ -291,13 +291,16 @@ class MotoServer(Served):
     def start(self) -> str:
         use_fake_credentials()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
-        server = make_server(
-            "127.0.0.1",
-            self.port,
-            _HostCachingDispatcher(),
-            threaded=True,
-            request_handler=_KeepAliveHandler,
-        )
+        # Bound here, so that a port in use raises OSError (werkzeug would print and exit).
+        with socket.create_server(("127.0.0.1", self.port)) as bound:
+            server = make_server(
+                "127.0.0.1",
+                bound.getsockname()[1],
+                _HostCachingDispatcher(),
+                threaded=True,
+                request_handler=_KeepAliveHandler,
+                fd=bound.fileno(),  # werkzeug serves a duplicate of it
+            )
         return self._serve(server, "moto-server")
 
     def __enter__(self) -> str:

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -98,9 +99,10 @@ def _s3(url: str) -> Any:
 
 
 def test_up_keeps_a_stack_running_for_the_aws_tools(tmp_path: Path) -> None:
-    proc = _up("--workers", "1", stderr=tmp_path / "stderr")
+    mirror = tmp_path / "mirror"
+    proc = _up("--workers", "1", "--port", "0", "--out", str(mirror), stderr=tmp_path / "stderr")
     try:
-        url, bucket, _ = _banner(proc)
+        url, bucket, banner = _banner(proc)
         s3 = _s3(url)
         s3.upload_file(str(report_pdf(tmp_path / "a.pdf", sections=3)), bucket, "inbox/a.pdf")
         waiter = s3.get_waiter("object_exists")
@@ -109,12 +111,47 @@ def test_up_keeps_a_stack_running_for_the_aws_tools(tmp_path: Path) -> None:
         )
         record = json.loads(s3.get_object(Bucket=bucket, Key="outbox/a.json")["Body"].read())
         assert record["status"] == "done"
+        markdown = s3.get_object(Bucket=bucket, Key="outbox/a.md")["Body"].read().decode()
+        # The banner's export lines, as printed, are all another shell needs.
+        exported = dict(
+            pair.split("=", 1)
+            for line in banner
+            if line.strip().startswith("export ")
+            for pair in line.split()[1:]
+        )
+        status = subprocess.run(
+            [sys.executable, "-m", "cli", "status", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": os.environ["PATH"], **exported},
+        )
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["finished"]["done"] == 1
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0
-    assert proc.stdout is not None and "drained" in proc.stdout.read()
+    assert proc.stdout is not None
+    said = proc.stdout.read()
+    assert "drained" in said and "bucket and queues go with it now" in said, said
+    assert json.loads((mirror / "a.json").read_text())["status"] == "done"
+    assert (mirror / "a.md").read_text() == markdown
     # Quiet: the handlers' metrics and the runner's info lines stay off the terminal.
     assert (tmp_path / "stderr").read_text() == ""
+
+
+def test_a_second_up_on_a_port_in_use_is_refused(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _up("--port", str(port), stderr=tmp_path / "stderr")
+        proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert (tmp_path / "stderr").read_text() == (
+        f"pagefleet: port {port} is in use: is another `pagefleet up` running? (--port N picks "
+        "another, --port 0 any free one)\n"
+    )
 
 
 def test_up_on_an_endpoint_logs_a_killed_worker_and_drains_on_sigterm(
