@@ -107,7 +107,7 @@ def record_dead_upload(source: Source, bucket: Bucket, receive_count: int) -> Sp
     error = PagefleetError(
         ErrorCode.DEAD_LETTER,
         f"the splitter failed on this upload {receive_count} times; its logs say why. "
-        "`pagefleet redrive --queue ingest` retries it once the cause is fixed",
+        f"`pagefleet reconvert {source.key}` retries it once the cause is fixed",
     )
     _fail(bucket, source, error, 0.0)
     return "failed"
