@@ -46,7 +46,14 @@ def stack_settings(args: argparse.Namespace) -> Settings:
         if (value := getattr(args, name)) is not None
     }
     if not args.stack:
-        return load_settings(**given)
+        settings = load_settings(**given)
+        if settings.endpoint_url is None and "bucket" not in settings.model_fields_set:
+            # The default bucket name is the embedded stack's; on AWS it is someone else's.
+            raise usage(
+                "which stack? --stack outputs.json (`terraform output -json` of a deployment), "
+                "or --bucket and --queue-prefix, or PAGEFLEET_ENDPOINT_URL for `pagefleet up`"
+            )
+        return settings
     path = Path(args.stack).expanduser()
     try:
         return settings_from_terraform_outputs(path.read_text(), **given)

@@ -233,6 +233,9 @@ def test_an_operator_error_is_one_line_with_its_exit_code(
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     assert main(["status", "--bucket", "b", "--region", "eu-west-1"]) == 3
     assert "no AWS credentials" in _one_line(capsys.readouterr().err)
+    # Nothing says which stack: the embedded stack's bucket name is not one to try on AWS.
+    assert main(["status", "--region", "eu-west-1"]) == 2
+    assert "which stack?" in _one_line(capsys.readouterr().err)
     # --debug: the traceback, for a bug report.
     with pytest.raises(SystemExit):
         main(["status", "--debug", "--nosuch"])

@@ -121,13 +121,15 @@ def test_measure_a_generated_report(tmp_path: Path) -> None:
 
 
 def test_launcher_prints_the_table(tmp_path: Path) -> None:
-    layout_pdfs.with_outline(tmp_path)
+    (tmp_path / "mine").mkdir()
+    layout_pdfs.with_outline(tmp_path / "mine")
     out = tmp_path / "report.md"
-    result = subprocess.run(
-        [str(ROOT / "scripts" / "quality"), str(tmp_path), "--peers", "none", "--out", str(out)],
+    result = subprocess.run(  # paths relative to where the user stands, outside the repository
+        [str(ROOT / "scripts" / "quality"), "mine", "--peers", "none", "--out", "report.md"],
         capture_output=True,
         text=True,
         check=True,
+        cwd=tmp_path,
     )
     # The main table, then the per-document comparison with pdftext.
     rows = [r for r in result.stdout.splitlines() if r.startswith("| with_outline.pdf")]

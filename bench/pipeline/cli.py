@@ -60,9 +60,13 @@ def parser() -> argparse.ArgumentParser:
     stack = p.add_mutually_exclusive_group()
     stack.add_argument("--endpoint-url", help="a running stack's S3 endpoint (pagefleet up)")
     stack.add_argument(
-        "--stack-outputs", type=Path, help="`terraform output -json` of a deployed stack"
+        "--stack",
+        dest="stack_outputs",
+        metavar="OUTPUTS_JSON",
+        type=Path,
+        help="`terraform output -json` of a deployed stack, as `pagefleet --stack` takes it",
     )
-    p.add_argument("--bucket", help="the deployed stack's bucket, if not in --stack-outputs")
+    p.add_argument("--bucket", help="the deployed stack's bucket, if not in --stack")
     p.add_argument(
         "--cache-dir", type=Path, help="where synthetic documents are kept (default ~/.cache)"
     )

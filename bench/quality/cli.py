@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         json.dump(ours_child(args.child), sys.stdout)
         return 0
-    pdfs = sorted(args.folder.glob("*.pdf"))
+    # Absolute: the children run in the repository, not where the user stands.
+    folder = args.folder.resolve()
+    pdfs = [folder] if folder.is_file() else sorted(folder.glob("*.pdf"))
     if not pdfs:
         print(f"no PDFs in {args.folder}", file=sys.stderr)
         return 2
