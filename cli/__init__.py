@@ -195,6 +195,20 @@ def parser() -> argparse.ArgumentParser:
     _stack_options(redrive)
     redrive.set_defaults(func=operate.redrive)
 
+    preflight = command(
+        "preflight",
+        help="before `terraform apply`: what the AWS account lacks for the deploy",
+        description="Asks the account, read-only, for what the deploy needs: GPU vCPU quotas, "
+        "Lambda concurrency, ECS's service-linked role, the runner subnets' route out, the "
+        "runner image, the GPU AMI. Exit 0 only when nothing is missing.",
+    )
+    preflight.add_argument(
+        "--plan", metavar="PLAN_JSON", help="`terraform show -json PLANFILE`: the planned variables"
+    )
+    preflight.add_argument("--region", help="the region (default: the plan's)")
+    preflight.add_argument("--endpoint-url", help=argparse.SUPPRESS)  # a moto server, in tests
+    preflight.set_defaults(func=_preflight)
+
     get = command("get", help="download finished documents: <rel>.md, .assets/, .json")
     get.add_argument("key", help=DOCUMENT_HELP + ", or a folder of them")
     get.add_argument(
@@ -203,6 +217,12 @@ def parser() -> argparse.ArgumentParser:
     _stack_options(get)
     get.set_defaults(func=operate.get)
     return root
+
+
+def _preflight(args: argparse.Namespace) -> int:
+    from cli import preflight  # boto3's EC2, IAM, ECR, SSM clients: only when it runs
+
+    return preflight.run(args)
 
 
 def _wait_options(parser: argparse.ArgumentParser, help: str) -> None:

@@ -7,7 +7,8 @@ PDFs, the manifest), ``conversions`` (how often a chunk was converted), ``chunk_
 chunk's converted or failed result), ``completion``, ``assembly`` and ``layout`` (the document in
 page order), ``outbox`` (the final writes), ``job_events`` (the job's end, announced). Around
 them: ``settings``, ``models``, ``errors``, ``stack``, ``scaling``, the S3/SQS access in ``aws``,
-``storage`` and ``queues``, and the operator side in ``submission``, ``status`` and ``redrive``.
+``storage`` and ``queues``, the operator side in ``submission``, ``status`` and ``redrive``, and
+``preflight`` (what a deploy needs of an AWS account).
 """
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "outbox",
     "pdf",
     "planning",
+    "preflight",
     "queues",
     "redrive",
     "scaling",
