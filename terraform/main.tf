@@ -112,10 +112,24 @@ module "functions" {
   dead_letter_queue_arns       = module.queues.dead_letter_queue_arns
   kms_key_arn                  = module.storage.kms_key_arn
   environment                  = local.handler_env
+  job_event_bus_name           = aws_cloudwatch_event_bus.jobs.name
+  webhook_url                  = var.job_webhook_url
   reserved_concurrency         = var.lambda_reserved_concurrency
   maximum_concurrency          = var.lambda_maximum_concurrency
   event_source_mapping_enabled = var.event_source_mapping_enabled
   log_retention_days           = var.log_retention_days
+
+  tags = var.tags
+}
+
+# One event per finished job (pagefleet/job_events.py: source "pagefleet", detail-type "Job
+# finished", detail {bucket, key, record, markdown, status, pages, job_id, error,
+# finished_at}). A bus of the deployment's own, so the completion functions may put events on
+# it and on no other bus; subscribers add rules to it (modules/functions/README.md shows one
+# that feeds an SQS queue). Its events are encrypted with an AWS-owned key: they carry keys and
+# a status, no document content.
+resource "aws_cloudwatch_event_bus" "jobs" {
+  name = "${var.name}-jobs"
 
   tags = var.tags
 }

@@ -53,6 +53,16 @@ output "lambda_function_names" {
   value       = module.functions.lambda_function_names
 }
 
+output "job_event_bus_name" {
+  description = "EventBridge bus with one event per finished job (source pagefleet, detail-type \"Job finished\"): add rules to it to chain work on a job's end."
+  value       = aws_cloudwatch_event_bus.jobs.name
+}
+
+output "job_event_bus_arn" {
+  description = "ARN of the job event bus, for rules and policies of other accounts (the completion functions' PAGEFLEET_EVENT_BUS is its name)."
+  value       = aws_cloudwatch_event_bus.jobs.arn
+}
+
 output "ecr_repository_url" {
   description = "Where `make runner-image` pushes the runner image (docker/runner.Dockerfile)."
   value       = module.runners.ecr_repository_url

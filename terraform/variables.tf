@@ -197,6 +197,18 @@ variable "lambda_maximum_concurrency" {
   default     = null
 }
 
+variable "job_webhook_url" {
+  description = "http(s) URL that gets each finished job's event detail as a JSON POST (PAGEFLEET_WEBHOOK_URL), besides the job event bus; null posts none. Sensitive: such URLs often carry a token."
+  type        = string
+  default     = null
+  sensitive   = true
+
+  validation {
+    condition     = var.job_webhook_url == null || can(regex("^https?://[^/?#]+", var.job_webhook_url))
+    error_message = "job_webhook_url must be an http:// or https:// URL (the completion functions refuse any other at start), or null for no webhook."
+  }
+}
+
 variable "log_retention_days" {
   description = "Retention of all log groups, in days."
   type        = number

@@ -1,7 +1,8 @@
 """An apply of storage + queues + functions + alarms against the embedded moto server, with its
 state in an S3 backend there (initialised by `make terraform-init TF_BACKEND_CONFIG=...`), after
-which the pipeline converts a PDF on what Terraform made, and what Terraform made is read back and
-compared with pagefleet/stack.py (the one definition) and with the local stack."""
+which the pipeline converts a PDF on what Terraform made (and announces it on the job event bus
+Terraform made), and what Terraform made is read back and compared with pagefleet/stack.py (the
+one definition) and with the local stack."""
 
 from __future__ import annotations
 
@@ -287,10 +288,35 @@ def _pdf(pages: int) -> bytes:
     return bytes(pdf.output())
 
 
+def _subscribe(moto_server: MotoServer, bus: str, name: str) -> tuple[Any, str]:
+    """A queue that a rule on ``bus`` sends pagefleet's job-end events to, as a user
+    subscribes (terraform/modules/functions/README.md); returns the SQS client and its URL."""
+    events = boto3.client("events", region_name="us-east-1", endpoint_url=moto_server.url)
+    sqs = aws.client("sqs", Settings(endpoint_url=moto_server.url))
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    events.put_rule(Name=name, EventBusName=bus, EventPattern='{"source": ["pagefleet"]}')
+    arn = _attributes(sqs, url)["QueueArn"]
+    events.put_targets(Rule=name, EventBusName=bus, Targets=[{"Id": "queue", "Arn": arn}])
+    return sqs, url
+
+
 @needs_terraform
 def test_pipeline_converts_a_pdf_on_the_resources_terraform_made(
     applied: dict[str, Any], moto_server: MotoServer
 ) -> None:
+    # What Terraform tells the completion function: the bus it made for job-end events ...
+    lambda_ = boto3.client("lambda", region_name="us-east-1", endpoint_url=moto_server.url)
+    configured = lambda_.get_function_configuration(
+        FunctionName=applied["lambda_function_names"]["completion"]
+    )["Environment"]["Variables"]
+    assert configured["PAGEFLEET_EVENT_BUS"] == applied["job_event_bus_name"]
+    # ... and lets it put events there: the ARN its policy names is the bus's.
+    iam = boto3.client("iam", region_name="us-east-1", endpoint_url=moto_server.url)
+    role = f"{applied['name']}-us-east-1-completion"
+    policy = iam.get_role_policy(RoleName=role, PolicyName="pagefleet")["PolicyDocument"]
+    [put] = [s for s in policy["Statement"] if s["Sid"] == "PutJobEvents"]
+    assert put["Resource"] == [applied["job_event_bus_arn"]]
+    sqs, subscriber = _subscribe(moto_server, applied["job_event_bus_name"], f"{applied['name']}-s")
     # Chunks of about 2 pages for one lane, however cheap (the cost planner would keep 5 cheap
     # pages in one chunk).
     settings = _settings(
@@ -301,6 +327,7 @@ def test_pipeline_converts_a_pdf_on_the_resources_terraform_made(
         fleet_lanes=1,
         poll_wait_s=1,
         heartbeat_s=2,
+        event_bus=configured["PAGEFLEET_EVENT_BUS"],
     )
     made = _stack_from_terraform(settings, applied)
     bucket = Bucket(made.s3, settings.bucket)
@@ -308,8 +335,13 @@ def test_pipeline_converts_a_pdf_on_the_resources_terraform_made(
         # Upper-case suffix: only the notification rules Terraform set can route it.
         upload(bucket, "terraform/report", _pdf(5), suffix=".PDF")
         record = wait_for_record(bucket, "terraform/report", timeout_s=90)
+        # The event follows the record's write: awaited by a long poll.
+        received = sqs.receive_message(QueueUrl=subscriber, WaitTimeSeconds=20)["Messages"]
     assert record.status == "done", record
     assert record.pages == 5 and len(record.chunks) == 3
     markdown = bucket.get("outbox/terraform/report.md").decode()
     for page in range(1, 6):
         assert f"Page {page} of the terraform deployment test." in markdown
+    [event] = [json.loads(m["Body"]) for m in received]
+    assert event["detail"]["record"] == "outbox/terraform/report.json"
+    assert (event["detail"]["job_id"], event["detail"]["status"]) == (record.job_id, "done")

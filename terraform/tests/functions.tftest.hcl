@@ -32,7 +32,8 @@ variables {
     chunks     = "arn:aws:sqs:us-east-1:123456789012:pf-chunks-dlq"
     completion = "arn:aws:sqs:us-east-1:123456789012:pf-completion-dlq"
   }
-  environment = { PAGEFLEET_CHUNK_PAGES = "16" }
+  environment        = { PAGEFLEET_CHUNK_PAGES = "16" }
+  job_event_bus_name = "pf-jobs"
 }
 
 run "functions" {
@@ -137,11 +138,12 @@ run "functions" {
       ReadJobs           = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
       WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
       ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
+      PutJobEvents       = [["events:PutEvents"], ["arn:aws:events:us-east-1:123456789012:event-bus/pf-jobs"]]
       ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.queue_arns.completion]]
       UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
       WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-completion:*"]]
     })
-    error_message = "completion role: read jobs/, write outbox/, consume completion; nothing on inbox/ or chunks"
+    error_message = "completion role: read jobs/, write outbox/, put job events on the job event bus alone, consume completion; nothing on inbox/ or chunks"
   }
 
   assert {
@@ -171,11 +173,67 @@ run "functions" {
       ReadJobs           = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
       WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
       ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
+      PutJobEvents       = [["events:PutEvents"], ["arn:aws:events:us-east-1:123456789012:event-bus/pf-jobs"]]
       ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.dead_letter_queue_arns.completion]]
       UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
       WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-completion-dead-letter:*"]]
     })
-    error_message = "completion-dead-letter role: what completion reads and writes, consume the completion DLQ"
+    error_message = "completion-dead-letter role: what completion reads and writes, put job events, consume the completion DLQ"
+  }
+
+  assert {
+    condition = { for k, f in aws_lambda_function.this : k => f.environment[0].variables.PAGEFLEET_EVENT_BUS if contains(keys(f.environment[0].variables), "PAGEFLEET_EVENT_BUS") } == {
+      completion = "pf-jobs", completion_dead_letter = "pf-jobs"
+    }
+    error_message = "the functions that end jobs are told the job event bus (PAGEFLEET_EVENT_BUS), and no other function is"
+  }
+
+  assert {
+    condition     = alltrue([for f in aws_lambda_function.this : !contains(keys(f.environment[0].variables), "PAGEFLEET_WEBHOOK_URL")])
+    error_message = "no webhook unless one is set"
+  }
+}
+
+run "a_webhook_reaches_the_functions_that_end_jobs" {
+  command = plan
+
+  module {
+    source = "./modules/functions"
+  }
+
+  variables {
+    webhook_url = "https://hooks.example.com/pagefleet?token=t"
+  }
+
+  assert {
+    condition = { for k, f in aws_lambda_function.this : k => f.environment[0].variables.PAGEFLEET_WEBHOOK_URL if contains(keys(f.environment[0].variables), "PAGEFLEET_WEBHOOK_URL") } == {
+      completion = var.webhook_url, completion_dead_letter = var.webhook_url
+    }
+    error_message = "PAGEFLEET_WEBHOOK_URL reaches completion and completion_dead_letter alone"
+  }
+}
+
+run "no_bus_no_events" {
+  command = plan
+
+  module {
+    source = "./modules/functions"
+  }
+
+  variables {
+    job_event_bus_name = null
+  }
+
+  assert {
+    condition = alltrue([for k, p in aws_iam_role_policy.this :
+      !anytrue([for s in jsondecode(p.policy).Statement : anytrue([for a in s.Action : startswith(a, "events:")])])
+    ])
+    error_message = "without a bus no role may put events anywhere"
+  }
+
+  assert {
+    condition     = alltrue([for f in aws_lambda_function.this : !contains(keys(f.environment[0].variables), "PAGEFLEET_EVENT_BUS")])
+    error_message = "without a bus no function is told one"
   }
 }
 

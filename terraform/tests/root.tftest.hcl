@@ -25,6 +25,9 @@ mock_provider "aws" {
   mock_resource "aws_kms_key" {
     defaults = { arn = "arn:aws:kms:us-east-1:123456789012:key/test" }
   }
+  mock_resource "aws_cloudwatch_event_bus" {
+    defaults = { arn = "arn:aws:events:us-east-1:123456789012:event-bus/pagefleet-jobs" }
+  }
   mock_resource "aws_sns_topic" {
     defaults = { arn = "arn:aws:sns:us-east-1:123456789012:pagefleet-alarms" }
   }
@@ -103,6 +106,31 @@ run "pipeline_without_runners" {
     )
     error_message = "without runners: DLQ, Lambda and chunk-age alarms, no ECS alarm, no topic unless asked"
   }
+
+  # The functions' side (PAGEFLEET_EVENT_BUS, events:PutEvents on this bus) is functions.tftest.hcl's;
+  # the moto apply reads the wiring back (tests/test_terraform_apply.py).
+  assert {
+    condition     = output.job_event_bus_name == "pagefleet-jobs" && output.job_event_bus_arn == "arn:aws:events:us-east-1:123456789012:event-bus/pagefleet-jobs"
+    error_message = "the deployment's job event bus, <name>-jobs, is an output for subscribers"
+  }
+}
+
+run "a_webhook_plans" {
+  command = plan
+
+  variables {
+    job_webhook_url = "https://hooks.example.com/pagefleet?token=t"
+  }
+}
+
+run "a_webhook_that_is_not_http_refused" {
+  command = plan
+
+  variables {
+    job_webhook_url = "file:///etc/passwd"
+  }
+
+  expect_failures = [var.job_webhook_url]
 }
 
 run "everything_with_the_repository_mps_scripts" {

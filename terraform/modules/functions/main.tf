@@ -19,6 +19,19 @@ locals {
     { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
   ]
 
+  # The functions whose code ends jobs and announces each end (pagefleet/job_events.py): they
+  # put events on the job event bus, on no other, and get the settings that say where.
+  announcing = ["completion", "completion_dead_letter"]
+  # By name, which a plan knows before the bus exists (a null test on its unknown ARN would
+  # leave the statements' type unknown, and the functions map with it).
+  put_job_events = var.job_event_bus_name == null ? [] : [
+    { sid = "PutJobEvents", actions = ["events:PutEvents"], resources = ["arn:${local.partition}:events:${local.region}:${local.account_id}:event-bus/${var.job_event_bus_name}"] },
+  ]
+  announcing_environment = merge(
+    var.job_event_bus_name == null ? {} : { PAGEFLEET_EVENT_BUS = var.job_event_bus_name },
+    var.webhook_url == null ? {} : { PAGEFLEET_WEBHOOK_URL = var.webhook_url },
+  )
+
   # Each function: its entry point, the queue that feeds it, and the S3 and SQS actions its
   # code uses (pagefleet/splitting.py, completion.py, outbox.py), by key prefix.
   functions = {
@@ -40,7 +53,7 @@ locals {
     completion = {
       handler      = "handlers.completion.lambda_handler"
       source_queue = var.queue_arns["completion"]
-      statements   = local.record_statements
+      statements   = concat(local.record_statements, local.put_job_events)
     }
     dead_letter = {
       handler      = "handlers.completion.dead_letter_handler"
@@ -61,7 +74,7 @@ locals {
     completion_dead_letter = {
       handler      = "handlers.completion.completion_dead_letter_handler"
       source_queue = var.dead_letter_queue_arns["completion"]
-      statements   = local.record_statements
+      statements   = concat(local.record_statements, local.put_job_events)
     }
   }
 
@@ -172,7 +185,11 @@ resource "aws_lambda_function" "this" {
   reserved_concurrent_executions = var.reserved_concurrency[each.key]
 
   environment {
-    variables = merge(local.environment, { POWERTOOLS_SERVICE_NAME = "pagefleet-${replace(each.key, "_", "-")}" })
+    variables = merge(
+      local.environment,
+      contains(local.announcing, each.key) ? local.announcing_environment : {},
+      { POWERTOOLS_SERVICE_NAME = "pagefleet-${replace(each.key, "_", "-")}" },
+    )
   }
 
   tracing_config {

@@ -149,6 +149,19 @@ variable "dead_letter_queue_arns" {
   type        = map(string)
 }
 
+variable "job_event_bus_name" {
+  description = "EventBridge bus (in this account and region) the functions that end jobs (completion, completion_dead_letter) put one event per finished job on (PAGEFLEET_EVENT_BUS; events:PutEvents on this bus alone); null puts none."
+  type        = string
+  default     = null
+}
+
+variable "webhook_url" {
+  description = "http(s) URL those functions POST each job-end event's detail to (PAGEFLEET_WEBHOOK_URL); null posts none. Sensitive: such URLs often carry a token."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
 variable "kms_key_arn" {
   description = "KMS key of the bucket, the queues, the log groups and the functions' environment."
   type        = string
