@@ -28,6 +28,7 @@ from pydantic import TypeAdapter
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import PageContent
 from pagefleet.settings import Settings
+from runner.converters import ConverterUnavailable, load_converter
 
 _MEMORY_CHECK_S = 0.2
 _PAGES = TypeAdapter(list[PageContent])
@@ -35,9 +36,11 @@ _PAGES = TypeAdapter(list[PageContent])
 
 def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]) -> None:
     """The child's loop: build the converter once, then convert what the worker sends."""
-    from runner.converters import load_converter
-
-    converter = load_converter(Settings(**settings))
+    try:
+        converter = load_converter(Settings(**settings))
+    except ConverterUnavailable as exc:
+        conn.send(("unavailable", str(exc)))
+        return
     conn.send(("ready", converter.name, converter.version))
     while True:
         try:
@@ -74,6 +77,9 @@ class ConversionProcess:
         child.close()
         self._conn = parent
         reply = await self._receive()
+        if reply[0] == "unavailable":
+            self.stop()
+            raise ConverterUnavailable(reply[1])
         if reply[0] != "ready":
             raise RuntimeError(f"converter failed to start: {reply}")
         _, self.name, self.version = reply

@@ -35,6 +35,8 @@ class RunnerHealth(StateFile):
     pid: int
     updated_at: float
     workers: list[WorkerHealth]
+    # Why the supervisor stopped, when it could not run its workers (a configuration error).
+    error: str | None = None
 
     @property
     def ready_workers(self) -> int:
@@ -50,6 +52,8 @@ def check_health(path: Path, max_age_s: float = HEALTH_MAX_AGE_S) -> tuple[bool,
         return False, f"unreadable health file {path}: {exc}"
     if health is None:
         return False, f"no health file {path}"
+    if health.error is not None:
+        return False, f"the runner stopped: {health.error}"
     age_s = time.time() - health.updated_at
     if age_s > max_age_s:
         return False, f"health file {path} is {age_s:.0f} s old"

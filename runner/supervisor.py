@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from pagefleet.settings import Settings, load_settings
+from runner.converters import ConverterUnavailable, check_converter
 from runner.gpu import GpuError, GpuInfo, Inventory, open_inventory
 from runner.health import RunnerHealth, WorkerHealth
 from runner.mps import MpsProbe, probe_mps_client
@@ -39,7 +40,7 @@ from runner.worker_plan import (
     plan_workers,
     restart_delay,
 )
-from runner.worker_state import WorkerState
+from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 
 # Worker state files are written by other processes; nothing to await, so they are polled.
 STATE_POLL_S = 1.0
@@ -159,10 +160,11 @@ class Supervisor:
         try:
             self._inventory, source = self._open_inventory()
             try:
+                # Before any worker: one that cannot build its converter would only crash-loop.
+                check_converter(self.settings.converter)
                 plan, mps = await self._plan(state_dir)
-            except SupervisorError as exc:
-                self.telemetry.event("supervisor_failed", level="error", error=str(exc))
-                return 2
+            except (ConverterUnavailable, SupervisorError) as exc:
+                return self._failed(str(exc))
             specs = plan.specs
             # The first line says what this runner is: its GPUs, MPS as a client saw it, W.
             self.telemetry.event(
@@ -179,8 +181,8 @@ class Supervisor:
                 self.telemetry.event("plan", inventory=source, note=note)
             self._check_timeouts()
             self.slots = [WorkerSlot(spec) for spec in specs]
-            if not self._watch_parent(loop):
-                return 2
+            if (error := self._watch_parent(loop)) is not None:
+                return self._failed(error)
             if self._handle_signals:
                 for signum in (signal.SIGTERM, signal.SIGINT):
                     loop.add_signal_handler(signum, self._on_signal, signum)
@@ -205,7 +207,7 @@ class Supervisor:
                     task.cancel()
                 await asyncio.gather(*watchers, return_exceptions=True)
                 # The last word: no worker runs, so `--check` fails from now on.
-                self._write_health({})
+                self._write_health({}, error=self._fatal)
         finally:
             if self.runner_settings.parent_fd is not None:
                 loop.remove_reader(self.runner_settings.parent_fd)
@@ -282,24 +284,26 @@ class Supervisor:
         for slot in self.slots:
             slot.signal(signal.SIGTERM if drain else signal.SIGKILL)
 
-    def _watch_parent(self, loop: asyncio.AbstractEventLoop) -> bool:
+    def _failed(self, error: str) -> int:
+        """A configuration the supervisor cannot run: one line, no worker restarted, and the
+        reason in the health file, where `--check` and the embedded stack read it; exit 2."""
+        self.telemetry.event("supervisor_failed", level="error", error=error)
+        self._write_health({}, error=error)
+        return 2
+
+    def _watch_parent(self, loop: asyncio.AbstractEventLoop) -> str | None:
         """Drain once the parent's end of ``parent_fd`` closes: a parent killed outright (kill
         -9 of `pagefleet up`) sends no signal, and its children live on in sessions of their
         own. The end of file comes with the parent's end, however it ends, and takes no
-        polling. False if the setting names nothing to watch."""
+        polling. The error if the setting names nothing to watch."""
         fd = self.runner_settings.parent_fd
         if fd is None:
-            return True
+            return None
         try:
             loop.add_reader(fd, self._on_parent_readable, fd)
         except (OSError, ValueError) as exc:
-            self.telemetry.event(
-                "supervisor_failed",
-                level="error",
-                error=f"PAGEFLEET_PARENT_FD={fd} is no pipe to watch: {exc}",
-            )
-            return False
-        return True
+            return f"PAGEFLEET_PARENT_FD={fd} is no pipe to watch: {exc}"
+        return None
 
     def _on_parent_readable(self, fd: int) -> None:
         try:
@@ -381,6 +385,14 @@ class Supervisor:
                 exit_code=code,
                 ran_s=round(ran_s, 3),
             )
+            if code == CONFIG_ERROR_EXIT and not self._fatal:
+                # Every restart would fail the same way (the worker logged why): stop instead.
+                self._fatal = (
+                    f"worker {slot.spec.index} stopped on a configuration error "
+                    f"(exit code {code}): its log line says which"
+                )
+                self.telemetry.event("worker_failed", level="error", error=self._fatal)
+                self.stop(drain=True)
             if self._stopping.is_set():
                 break
             if code == 0 and self.settings.burst:
@@ -424,7 +436,9 @@ class Supervisor:
                 states[slot.spec.index] = None
         return states
 
-    def _write_health(self, states: Mapping[int, WorkerState | None]) -> None:
+    def _write_health(
+        self, states: Mapping[int, WorkerState | None], error: str | None = None
+    ) -> None:
         workers = []
         for slot in self.slots:
             state = states.get(slot.spec.index)
@@ -437,7 +451,7 @@ class Supervisor:
                     ready=slot.alive and state is not None,
                 )
             )
-        health = RunnerHealth(pid=os.getpid(), updated_at=time.time(), workers=workers)
+        health = RunnerHealth(pid=os.getpid(), updated_at=time.time(), workers=workers, error=error)
         health.write(Path(self.runner_settings.health_file))
 
     async def _report(self) -> None:

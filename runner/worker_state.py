@@ -2,7 +2,8 @@
 
 A worker (``runner/worker/``) writes its :class:`WorkerState` to ``PAGEFLEET_WORKER_STATE_FILE``
 once it is warm and whenever it takes or finishes a chunk; the supervisor reads it for scale-in
-protection, health and telemetry. Both sides go through this module, so the shape is defined once.
+protection, health and telemetry. Both sides go through this module, so the shape is defined once,
+and so is the one exit code that means more than "restart me" (:data:`CONFIG_ERROR_EXIT`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from pathlib import Path
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict
+
+# A worker that exits with this code (sysexits' EX_CONFIG) met a configuration error that every
+# restart would meet again (its converter cannot be imported), before it took a chunk: the
+# supervisor restarts no worker then, and stops.
+CONFIG_ERROR_EXIT = 78
 
 
 class StateFile(BaseModel):

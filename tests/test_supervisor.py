@@ -8,6 +8,7 @@ chunk within ``PAGEFLEET_DRAIN_TIMEOUT_S`` or releases it back to the queue, the
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import io
 import json
 import math
@@ -45,7 +46,7 @@ from runner.worker_plan import (
     plan_workers,
     restart_delay,
 )
-from runner.worker_state import WorkerState
+from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 
 if TYPE_CHECKING:
     from embedded.pipeline import LocalPipeline
@@ -629,6 +630,21 @@ async def test_worker_that_cannot_start_stops_the_supervisor(root: Path) -> None
     assert "no-such-worker" in sink.events("worker_failed")[0]["error"]
 
 
+async def test_a_worker_exiting_on_a_configuration_error_is_not_restarted(root: Path) -> None:
+    """Exit code 78: its converter cannot be imported, so every restart would fail the same
+    way. The supervisor stops instead, says so once, and leaves the reason for `--check`."""
+    supervisor, sink = make_supervisor(root, workers=2, env={"FAKE_EXIT": str(CONFIG_ERROR_EXIT)})
+    assert await asyncio.wait_for(supervisor.run(), 10) == 2
+    assert not sink.events("worker_restart")
+    (failed,) = sink.events("worker_failed")
+    assert "configuration error (exit code 78)" in failed["error"]
+    # The other worker exited the same way, or of the SIGTERM that stopped it while it started.
+    assert all(slot.exit_codes in ([78], [-signal.SIGTERM]) for slot in supervisor.slots)
+    health = RunnerHealth.read(root / "health.json")
+    assert health is not None and health.error == failed["error"]
+    assert check_health(root / "health.json") == (False, f"the runner stopped: {failed['error']}")
+
+
 # --- drain ---
 
 
@@ -771,6 +787,29 @@ def _drained(proc: subprocess.Popen[str], out: str, root: Path, names: list[str]
     assert [e["exit_code"] for e in events if e["event"] == "worker_exited"] == [0, 0]
     assert not [e for e in events if e["event"] == "worker_restart"]
     return events
+
+
+def test_an_unavailable_converter_stops_the_runner_once_before_any_worker(root: Path) -> None:
+    """PAGEFLEET_CONVERTER=marker without marker-pdf: one line saying what is missing and the
+    fix, exit 2, the reason in the health file; no worker started only to crash-loop."""
+    if importlib.util.find_spec("marker") is not None:
+        pytest.skip("marker-pdf is installed here")
+    health = root / "health.json"
+    env = {
+        **os.environ,
+        "FAKE_ROOT": str(root),
+        "PAGEFLEET_CONVERTER": "marker",
+        "PAGEFLEET_HEALTH_FILE": str(health),
+    }
+    cmd = [sys.executable, "-m", "runner", "--", sys.executable, str(root / "fake_worker.py")]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and done.stderr == ""
+    (line,) = done.stdout.splitlines()
+    event = json.loads(line)
+    said = "converter marker needs marker-pdf: pip install 'pagefleet[marker]'"
+    assert (event["event"], event["level"], event["error"]) == ("supervisor_failed", "error", said)
+    assert listing(root, "env") == []  # no worker ran
+    assert check_health(health) == (False, f"the runner stopped: {said}")
 
 
 def test_settings_that_cannot_hold_a_lease_stop_the_runner_at_start(root: Path) -> None:

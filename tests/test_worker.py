@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import signal
@@ -32,7 +33,7 @@ from pagefleet.submission import upload
 from runner import worker
 from runner.converters.text_layer.page import extract_page
 from runner.worker import Worker
-from runner.worker_state import WorkerState
+from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 from tests.conftest import fresh_settings, wait_for_record
 from tests.hostile_pdfs import dense_text_page
 from tests.iam_double import IamDouble, iam_double
@@ -175,6 +176,36 @@ def test_a_body_that_is_no_chunk_message_is_left_for_the_dlq(
     assert b"not a chunk message, left for the DLQ" in stderr
     assert wait_for_record(bucket, "beside-a-stray").status == "done"
     assert _queue_counts(no_runner) == (0, 1)  # the stray body: leased, not deleted
+
+
+@pytest.mark.parametrize("marker", ["missing", "broken"])
+def test_a_converter_that_cannot_be_imported_stops_the_worker_before_any_chunk(
+    settings: Settings, tmp_path: Path, marker: str
+) -> None:
+    """One line saying what is missing and the fix, and exit 78, which its supervisor does not
+    restart (every restart would fail the same way); the chunk waiting is never received."""
+    env = {**os.environ, **settings_env(settings.model_copy(update={"converter": "marker"}))}
+    said = "converter marker needs marker-pdf"
+    if marker == "broken":  # installed, but a module it imports is not
+        (tmp_path / "marker").mkdir()
+        (tmp_path / "marker" / "__init__.py").write_text("import torch_not_installed\n")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
+        said += ", which cannot be imported (No module named 'torch_not_installed')"
+    elif importlib.util.find_spec("marker") is not None:
+        pytest.skip("marker-pdf is installed here")
+    stack = create_stack(settings, create_bucket=False)
+    url = stack.queue_urls["chunks"]
+    stack.sqs.send_message(QueueUrl=url, MessageBody='{"a": "chunk"}')
+    done = subprocess.run(
+        [sys.executable, "-m", "runner.worker"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == CONFIG_ERROR_EXIT
+    (line,) = done.stderr.splitlines()
+    assert line.endswith(f" ERROR pagefleet.worker {said}: pip install 'pagefleet[marker]'")
+    (message,) = stack.sqs.receive_message(
+        QueueUrl=url, MessageSystemAttributeNames=["ApproximateReceiveCount"]
+    )["Messages"]
+    assert message["Attributes"]["ApproximateReceiveCount"] == "1"  # this receive, the first
 
 
 def _queue_counts(local: LocalPipeline) -> tuple[int, int]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pagefleet.models import PageContent
+from runner.converters import unavailable
 from runner.converters.base import ASSET_LINK_PREFIX
 
 if TYPE_CHECKING:
@@ -138,9 +139,12 @@ class MarkerConverter:
         if settings.marker_inference_url and not settings.marker_disable_ocr:
             # Fail here, before a chunk is held, rather than 600 s into the first OCR request.
             wait_for_health(settings.marker_inference_url, settings.marker_server_startup_timeout_s)
-        from marker.converters.pdf import PdfConverter
-        from marker.models import create_model_dict
-        from marker.settings import settings as marker_settings
+        try:
+            from marker.converters.pdf import PdfConverter
+            from marker.models import create_model_dict
+            from marker.settings import settings as marker_settings
+        except ImportError as exc:  # installed, but a module it needs is missing or broken
+            raise unavailable("marker", exc) from exc
 
         self.version = importlib.metadata.version("marker-pdf")
         self._image_format = marker_settings.OUTPUT_IMAGE_FORMAT

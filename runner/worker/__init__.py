@@ -35,7 +35,8 @@ from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, NotFound
 from runner.conversion import ConversionProcess
-from runner.worker_state import WorkerState
+from runner.converters import ConverterUnavailable
+from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 
 log = logging.getLogger("pagefleet.worker")
 
@@ -398,4 +399,9 @@ async def run_worker(settings: Settings, state_file: Path | None = None) -> None
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     state = os.environ.get("PAGEFLEET_WORKER_STATE_FILE")
-    asyncio.run(run_worker(Settings(), Path(state) if state else None))
+    try:
+        asyncio.run(run_worker(Settings(), Path(state) if state else None))
+    except ConverterUnavailable as exc:
+        # Found before the first receive, so no chunk was taken; the same at every restart.
+        log.error("%s", exc)
+        raise SystemExit(CONFIG_ERROR_EXIT) from None
