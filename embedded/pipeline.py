@@ -67,6 +67,11 @@ FUNCTIONS = {
 }
 
 
+class RunnerFailed(RuntimeError):
+    """The runner stopped on its own, so nothing converts what is uploaded; the message says
+    why (a configuration error, as the supervisor wrote it in its health file, with the fix)."""
+
+
 @dataclass
 class DrainReport:
     drained: bool
@@ -119,6 +124,9 @@ class LocalPipeline(StopOnExit):
         self.runner: subprocess.Popen[bytes] | None = None
         self._runner_tmp: Path | None = None
         self._health_file: Path | None = None
+        self._waiting_lock = threading.Lock()
+        self._waiting: list[threading.Event] = []  # woken when the runner exits (wait())
+        self._runner_exited = False
 
     @property
     def function_settings(self) -> Settings:
@@ -225,6 +233,44 @@ class LocalPipeline(StopOnExit):
         )
         assert self.runner.stdout is not None
         self.logs.attach(RUNNER, self.runner.stdout)
+        with self._waiting_lock:
+            self._runner_exited = False
+        threading.Thread(
+            target=self._watch_runner, args=(self.runner,), name="runner-exit", daemon=True
+        ).start()
+
+    def _watch_runner(self, runner: subprocess.Popen[bytes]) -> None:
+        runner.wait()
+        with self._waiting_lock:
+            if runner is not self.runner:
+                return  # stopped by stop_runners (and perhaps replaced since): no failure
+            self._runner_exited = True
+            for stop in self._waiting:
+                stop.set()
+
+    def wait(self, stop: threading.Event) -> None:
+        """Block until ``stop`` is set (a signal handler's event); raise :class:`RunnerFailed`
+        as soon as the runner stops on its own, setting ``stop`` too: the stack must stop."""
+        with self._waiting_lock:
+            if self._runner_exited:
+                stop.set()
+            self._waiting.append(stop)
+        try:
+            stop.wait()
+        finally:
+            with self._waiting_lock:
+                self._waiting.remove(stop)
+        if (failure := self._runner_failure()) is not None:
+            raise failure
+
+    def _runner_failure(self) -> RunnerFailed | None:
+        """Why the runner exited, if it did on its own (not by stop_runners)."""
+        if self.runner is None or (code := self.runner.poll()) is None:
+            return None
+        health = self.health()
+        if health is not None and health.error is not None:
+            return RunnerFailed(health.error)
+        return RunnerFailed(f"the runner exited with code {code}; its log says why")
 
     def health(self) -> RunnerHealth | None:
         """What the runner's supervisor last wrote to its health file (runner/health.py): per
@@ -242,8 +288,10 @@ class LocalPipeline(StopOnExit):
         expected = workers or self.workers or self.settings.workers or os.cpu_count() or 1
         deadline = time.monotonic() + timeout_s
         while self.ready_workers() < expected:
-            if self.runner is None or self.runner.poll() is not None:
-                raise RuntimeError("the runner is not running")
+            if self.runner is None:
+                raise RunnerFailed("the runner is not running")
+            if (failure := self._runner_failure()) is not None:
+                raise failure
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.ready_workers()} of {expected} workers ready")
             time.sleep(0.05)  # a file written by another process: nothing to await
@@ -290,18 +338,18 @@ class LocalPipeline(StopOnExit):
                 time.sleep(0.2)  # queue depths on a server: nothing to await but a look
 
     def stop_runners(self, timeout_s: float = 60) -> int | None:
-        if self.runner is None:
+        runner, self.runner = self.runner, None  # from now on its exit is no failure
+        if runner is None:
             return None
-        self.runner.send_signal(signal.SIGTERM)
+        runner.send_signal(signal.SIGTERM)
         try:
-            return self.runner.wait(timeout_s)
+            return runner.wait(timeout_s)
         except subprocess.TimeoutExpired:
-            self.runner.kill()
-            return self.runner.wait()
+            runner.kill()
+            return runner.wait()
         finally:
-            if self.runner.stdin is not None:
-                self.runner.stdin.close()
-            self.runner = None
+            if runner.stdin is not None:
+                runner.stdin.close()
             self._health_file = None
             if self._runner_tmp is not None:
                 shutil.rmtree(self._runner_tmp, ignore_errors=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -13,8 +15,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from embedded import MotoServer
 from embedded.demo import report_pdf
-from embedded.pipeline import FUNCTIONS, LocalPipeline
+from embedded.pipeline import FUNCTIONS, LocalPipeline, RunnerFailed
+from embedded.provision import create_stack
 from pagefleet import keys
 from pagefleet.completion import complete_job
 from pagefleet.models import ChunkMessage, ChunkSpec, JobManifest, JobRecord, Source
@@ -412,6 +416,33 @@ def test_an_upload_named_only_pdf_gets_a_record(pipeline: LocalPipeline, bucket:
     record = JobRecord.model_validate_json(bucket.get(keys.outbox_record("")))
     assert record.source.key == "inbox/.pdf"
     assert record.error is not None and record.error.code == "bad_key"
+
+
+def test_a_runner_that_cannot_run_stops_the_stack_with_its_reason(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    """`pagefleet run` waits for warm workers, `pagefleet up` for a signal: either gets the
+    runner's reason (here a converter that is not installed, and the fix) as soon as the
+    runner exits, rather than waiting for ever on a runner that is gone."""
+    if importlib.util.find_spec("marker") is not None:
+        pytest.skip("marker-pdf is installed here")
+    local = LocalPipeline(
+        settings.model_copy(update={"converter": "marker"}),
+        server=moto_server,
+        stack=create_stack(settings, create_bucket=False),
+        start_runners=False,
+    )
+    said = "converter marker needs marker-pdf: pip install 'pagefleet[marker]'"
+    try:
+        local.start_runners()  # what start() does, without the functions this needs none of
+        stop = threading.Event()
+        with pytest.raises(RunnerFailed) as failed:
+            local.wait(stop)
+        assert str(failed.value) == said and stop.is_set()
+        with pytest.raises(RunnerFailed, match=re.escape(said)):
+            local.wait_ready()
+    finally:
+        local.stop()
 
 
 def test_every_dlq_has_a_consumer() -> None:
