@@ -215,7 +215,8 @@ class LocalPipeline(StopOnExit):
             "TMPDIR": str(self._runner_tmp),
             "PAGEFLEET_HEALTH_FILE": str(self._runner_tmp / "health.json"),
             # Its standard input is a pipe only this process writes to: it ends when this
-            # process does, however it ends, and the runner then drains and stops.
+            # process does, however it ends, and the runner then drains and stops (at once if
+            # nothing answers at its endpoint: this process's embedded server went with it).
             "PAGEFLEET_PARENT_FD": "0",
             **self.runner_env,
         }

@@ -19,6 +19,7 @@ import signal
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -47,6 +48,9 @@ STATE_POLL_S = 1.0
 # While a worker is yet to start or still starting, poll faster: its first state file means it
 # is warm, and whoever waits for warm workers (the embedded stack) should not wait a second more.
 STARTING_POLL_S = 0.05
+# Once the parent is gone, how long the endpoint may take to accept a connection before it is
+# taken to be there still (slow, not gone).
+ENDPOINT_PROBE_S = 1.0
 
 
 class WorkerSlot:
@@ -142,6 +146,7 @@ class Supervisor:
         self._killed = 0
         self._fatal: str | None = None
         self._kill_timer: asyncio.TimerHandle | None = None
+        self._parent_gone: asyncio.Task[None] | None = None
         self._rates = _Rates()
 
     # --- lifecycle ---
@@ -216,6 +221,8 @@ class Supervisor:
                     loop.remove_signal_handler(signum)
             if self._kill_timer is not None:
                 self._kill_timer.cancel()
+            if self._parent_gone is not None:
+                self._parent_gone.cancel()
             if self._inventory is not None:
                 self._inventory.close()
             if self._protection is not None:
@@ -292,10 +299,10 @@ class Supervisor:
         return 2
 
     def _watch_parent(self, loop: asyncio.AbstractEventLoop) -> str | None:
-        """Drain once the parent's end of ``parent_fd`` closes: a parent killed outright (kill
-        -9 of `pagefleet up`) sends no signal, and its children live on in sessions of their
-        own. The end of file comes with the parent's end, however it ends, and takes no
-        polling. The error if the setting names nothing to watch."""
+        """Stop once the parent's end of ``parent_fd`` closes (:meth:`_stop_without_parent`): a
+        parent killed outright (kill -9 of `pagefleet up`) sends no signal, and its children
+        live on in sessions of their own. The end of file comes with the parent's end, however
+        it ends, and takes no polling. The error if the setting names nothing to watch."""
         fd = self.runner_settings.parent_fd
         if fd is None:
             return None
@@ -312,9 +319,16 @@ class Supervisor:
             data = b""
         if data:
             return  # nothing is sent on it; whatever was is not the end
-        asyncio.get_running_loop().remove_reader(fd)
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(fd)
         self.telemetry.event("parent_gone", level="warning", parent_fd=fd)
-        self.stop(drain=True)
+        self._parent_gone = loop.create_task(self._stop_without_parent())
+
+    async def _stop_without_parent(self) -> None:
+        """Drain if the endpoint still answers (a stack that outlives `pagefleet up`); else stop
+        at once: the embedded server went with the parent, and every call of a drain would fail
+        until its deadline, the workers and their chunks kept for nothing."""
+        self.stop(drain=await _endpoint_answers(self.settings.endpoint_url))
 
     def _on_signal(self, signum: int) -> None:
         self.telemetry.event("signal", signal=signal.Signals(signum).name)
@@ -514,6 +528,23 @@ class Supervisor:
                 pid=state.pid,
                 pages_done=state.pages_done,
             )
+
+
+async def _endpoint_answers(url: str | None) -> bool:
+    """Whether anything accepts a connection at ``url`` (None, AWS's, is taken to)."""
+    if url is None:
+        return True
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        async with asyncio.timeout(ENDPOINT_PROBE_S):
+            _, writer = await asyncio.open_connection(parts.hostname, port)
+    except TimeoutError:
+        return True
+    except OSError:
+        return False
+    writer.close()
+    return True
 
 
 class _Rates:

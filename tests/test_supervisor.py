@@ -14,6 +14,7 @@ import json
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -757,6 +758,7 @@ def _python_m_runner(
     drain_s: float,
     parent_fd: int | None = None,
     pass_fds: tuple[int, ...] = (),
+    endpoint: str | None = None,
 ) -> subprocess.Popen[str]:
     """`python -m runner` as ECS runs it, two fake workers, its log on a pipe."""
     env = {
@@ -773,6 +775,8 @@ def _python_m_runner(
     env.pop("ECS_AGENT_URI", None)
     if parent_fd is not None:
         env["PAGEFLEET_PARENT_FD"] = str(parent_fd)
+    if endpoint is not None:
+        env["PAGEFLEET_ENDPOINT_URL"] = endpoint
     cmd = [sys.executable, "-m", "runner", "--", sys.executable, str(root / "fake_worker.py")]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True, pass_fds=pass_fds)
 
@@ -787,6 +791,36 @@ def _drained(proc: subprocess.Popen[str], out: str, root: Path, names: list[str]
     assert [e["exit_code"] for e in events if e["event"] == "worker_exited"] == [0, 0]
     assert not [e for e in events if e["event"] == "worker_restart"]
     return events
+
+
+def test_the_runner_stops_at_once_when_its_parent_took_the_endpoint_with_it(root: Path) -> None:
+    """`pagefleet run` killed (SIGTERM, which it leaves to its default) takes its embedded
+    server with it: nothing answers at the endpoint, and a drain would hold the workers and
+    their chunks until its deadline for calls that can only fail. So the runner kills them."""
+    names = add_chunks(root, 20)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{free.getsockname()[1]}"  # closed: nothing listens there
+    watched, parent_end = os.pipe()
+    proc = _python_m_runner(
+        root, convert_s=60, drain_s=10, parent_fd=watched, pass_fds=(watched,), endpoint=gone
+    )
+    os.close(watched)
+    try:
+        held = wait_for_files(root / "inflight", 2, timeout_s=30)
+        os.close(parent_end)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, out
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["event"] for e in events if e["event"] in ("parent_gone", "draining", "killing")] == [
+        "parent_gone",
+        "killing",
+    ]
+    assert [e["exit_code"] for e in events if e["event"] == "worker_exited"] == [-9, -9]
+    assert listing(root, "inflight") == held  # not drained: on SQS their leases bring them back
+    assert sorted(listing(root, "queue") + held) == names
 
 
 def test_an_unavailable_converter_stops_the_runner_once_before_any_worker(root: Path) -> None:
