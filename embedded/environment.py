@@ -21,7 +21,8 @@ As with any multiprocessing program, a script that starts environments keeps its
 ``if __name__ == "__main__":``, since each forked child imports the script's main module.
 
 An invocation that runs past the function's timeout, or an environment that dies, fails the
-whole batch, as on AWS; the next invocation starts a fresh environment (a cold start).
+whole batch, as on AWS; the next invocation starts a fresh environment (a cold start). An
+environment ends with the process that started it, mid-invocation too (:func:`_end_with_parent`).
 """
 
 from __future__ import annotations
@@ -186,6 +187,17 @@ TEMPLATE_PRELOAD = [
 _template = multiprocessing.get_context("forkserver")
 _template.set_forkserver_preload(TEMPLATE_PRELOAD)
 _starting = threading.Lock()  # pollers start environments from their own threads
+# The read end of a pipe whose write end only this process holds, never sent, never closed: every
+# environment gets the read end, and its end of file means this process is gone.
+_parent_alive: Connection | None = None
+
+
+def _alive_pipe() -> Connection:
+    global _parent_alive
+    if _parent_alive is None:
+        read_end, _ = os.pipe()  # the write end stays open until this process ends
+        _parent_alive = Connection(read_end, writable=False)
+    return _parent_alive
 
 
 class ForkedProcess:
@@ -214,11 +226,14 @@ class ForkedProcess:
             Connection(replies_w, readable=False),
             Connection(logs_w, readable=False),
         ]
-        process = _template.Process(
-            target=_serve, args=(handler, env, *theirs), name=name, daemon=True
-        )
         try:
             with _starting:
+                process = _template.Process(
+                    target=_serve,
+                    args=(handler, env, *theirs, _alive_pipe()),
+                    name=name,
+                    daemon=True,
+                )
                 process.start()
         finally:
             for connection in theirs:  # the child has its copies now
@@ -252,10 +267,24 @@ def _load(target: str) -> Callable[[dict[str, Any], Any], Any]:
     return handler
 
 
+def _end_with_parent(alive: Connection) -> None:
+    """End this process once the process that started it is gone (kill -9 of `pagefleet up`,
+    SIGTERM of `pagefleet run`), mid-invocation too: nothing is left to take its reply or delete
+    its batch's messages, which come back when their visibility lapses (rule 1)."""
+    os.read(alive.fileno(), 1)  # nothing is ever written: this returns at the end of file
+    os._exit(1)
+
+
 def _serve(
-    target: str, env: dict[str, str], requests: Connection, replies: Connection, logs: Connection
+    target: str,
+    env: dict[str, str],
+    requests: Connection,
+    replies: Connection,
+    logs: Connection,
+    alive: Connection,
 ) -> None:
     """The environment's loop, in the forked process: one reply line per request line."""
+    threading.Thread(target=_end_with_parent, args=(alive,), daemon=True).start()
     # Its own session: a terminal's Ctrl-C reaches the embedded stack only, which drains.
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)

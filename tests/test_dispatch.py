@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -212,6 +214,46 @@ def test_an_environment_that_raises_dies_or_times_out_fails_the_batch() -> None:
         env.stop()
     assert reply is not None and reply["pid"] != warm  # a cold start after each death
     assert reply["invocations"] == 1 and env.cold_starts == 3
+
+
+# A stack process of its own: one environment, one invocation that would run for ten minutes.
+_STACK = """
+import json
+from embedded.environment import Environment, EnvironmentSpec, FakeLambdaContext
+spec = EnvironmentSpec("tests.test_dispatch:environment_handler", timeout_s=600)
+env = Environment("fn[0]", spec)
+env.start()
+print(env.proc.pid, flush=True)
+event = {"Records": [{"messageId": "m0", "receiptHandle": "r0", "body": '{"sleep": 600}'}]}
+env(event, FakeLambdaContext("fn"))
+"""
+
+
+def test_an_environment_ends_with_the_process_that_started_it_mid_invocation() -> None:
+    """kill -9 of the stack (or SIGTERM of `pagefleet run`, left to its default): nothing is
+    left to take the reply, so the environment ends at once, not when its handler does, and
+    the template it was forked from and the resource tracker follow."""
+    stack = subprocess.Popen(
+        [sys.executable, "-c", _STACK], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    children: list[psutil.Process] = []
+    try:
+        assert stack.stdout is not None and stack.stderr is not None
+        environment = psutil.Process(int(stack.stdout.readline()))
+        # The handler's first print reaches the stack's standard error: it is running.
+        assert '"_aws"' in stack.stderr.readline()
+        children = psutil.Process(stack.pid).children(recursive=True)
+        assert environment in children
+        stack.kill()
+        stack.wait()
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert [" ".join(p.cmdline()[1:3]) for p in alive] == []
+    finally:
+        stack.kill()
+        for child in children:  # what outlived the stack, should this fail
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        stack.communicate()  # read and closed, once nothing holds the pipes
 
 
 def test_a_function_mapped_cold_starts_its_environment_on_its_first_batch(
