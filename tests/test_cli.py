@@ -229,6 +229,50 @@ def test_a_killed_up_leaves_no_process_behind(moto_server, settings, tmp_path: P
                 child.kill()
 
 
+def test_a_terminated_run_leaves_no_process_behind(tmp_path: Path) -> None:
+    """SIGTERM of `run` (left to its default: it ends at once) takes its embedded server with
+    it: its runner sees its standard input close and, nothing answering at the endpoint, kills
+    its workers mid-chunk rather than drain them; the handlers' environments end too."""
+    inbox = tmp_path / "in"
+    for seed in range(4):  # a chunk each, of a second or more
+        report_pdf(inbox / f"r{seed}.pdf", sections=120, seed=seed)
+    env = {
+        **os.environ,
+        "TMPDIR": str(tmp_path),  # where the runner's health file lands
+        "PAGEFLEET_CHUNK_PAGES": "10000",
+        "PAGEFLEET_FLEET_LANES": "1",
+    }
+    cmd = [sys.executable, "-m", "cli", "run", str(inbox), "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(
+        [*cmd, "--workers", "2"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    children: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not _holding(tmp_path):
+            assert proc.poll() is None and time.monotonic() < deadline, "no chunk was taken"
+            time.sleep(0.02)  # a file another process writes: nothing to await
+        children = psutil.Process(proc.pid).children(recursive=True)
+        proc.terminate()
+        proc.wait()
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert alive == []
+    finally:
+        proc.kill()
+        proc.wait()
+        for child in children:  # what outlived `run`, should this fail
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+
+
+def _holding(tmp: Path) -> bool:
+    """Whether the runner's health file says a worker holds a chunk."""
+    for path in tmp.glob("pagefleet-local-runner-*/health.json"):
+        with contextlib.suppress(FileNotFoundError):  # the runner's own TMPDIR, gone at its end
+            return any(worker["held"] for worker in json.loads(path.read_text())["workers"])
+    return False
+
+
 def test_settings_that_cannot_hold_a_lease_are_refused_by_up(tmp_path: Path) -> None:
     proc = _up(env={"PAGEFLEET_VISIBILITY_TIMEOUT_S": "5"}, stderr=tmp_path / "stderr")
     proc.communicate(timeout=60)
