@@ -7,8 +7,11 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
 from pagefleet import aws
-from pagefleet.job_events import JobEvents
+from pagefleet.job_events import Announce, JobEvent, JobEvents
 from pagefleet.queues import Queue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
@@ -42,6 +45,19 @@ def job_events(settings: Settings) -> JobEvents:
         settings.webhook_url,
         settings.webhook_timeout_s,
     )
+
+
+def announcer(settings: Settings, logger: Logger, metrics: Metrics) -> Announce:
+    """A job's end as a log line of the function that ended it, and an event where ``settings``
+    send them; an event that could not go is counted (``JobEventsFailed``) and never fails the
+    message: the job is published, and a retry would find it so and announce nothing."""
+
+    def announce(event: JobEvent) -> None:
+        logger.info("job finished", extra={"job_event": event.model_dump(mode="json")})
+        for _ in job_events(settings).send(event):
+            metrics.add_metric(name="JobEventsFailed", unit=MetricUnit.Count, value=1)
+
+    return announce
 
 
 def bucket(settings: Settings, name: str | None = None) -> Bucket:

@@ -25,7 +25,6 @@ from pagefleet.aws import is_transient
 from pagefleet.chunk_results import dead_letter_result, write_result
 from pagefleet.completion import CompletionOutcome, complete_job, record_dead_completion
 from pagefleet.events import sources_in_sqs_body
-from pagefleet.job_events import Announce, JobEvent
 from pagefleet.models import ChunkMessage
 from pagefleet.queues import PRIOR_ATTEMPTS, prior_attempts
 from pagefleet.settings import Settings
@@ -41,19 +40,6 @@ metrics = Metrics(namespace="pagefleet", service="completion")
 
 # What each job's check in this batch came to: an outcome, or the error it raised.
 BatchChecks = dict[tuple[str, str], CompletionOutcome | Exception]
-
-
-def announcer(settings: Settings) -> Announce:
-    """A job's end as a log line here, and an event where ``settings`` send them; an event
-    that could not go is counted (``JobEventsFailed``) and never fails the message: the job
-    is published, and a retry would find it so and announce nothing."""
-
-    def announce(event: JobEvent) -> None:
-        logger.info("job finished", extra={"job_event": event.model_dump(mode="json")})
-        for _ in clients.job_events(settings).send(event):
-            metrics.add_metric(name="JobEventsFailed", unit=MetricUnit.Count, value=1)
-
-    return announce
 
 
 def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None:
@@ -72,7 +58,7 @@ def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None
         if (bucket_name, job_id) not in checks:
             try:
                 bucket = clients.bucket(settings, bucket_name)
-                outcome = complete_job(bucket, job_id, announcer(settings))
+                outcome = complete_job(bucket, job_id, clients.announcer(settings, logger, metrics))
             except Exception as exc:
                 checks[(bucket_name, job_id)] = exc
                 raise
@@ -120,7 +106,9 @@ def completion_dead_letter_record_handler(record: SQSRecord) -> None:
                 _report_unrecorded(record, source.key, "not the key of a chunk result")
                 continue
             bucket = clients.bucket(settings, source.bucket)
-            outcome = record_dead_completion(bucket, parsed[0], receive_count, announcer(settings))
+            outcome = record_dead_completion(
+                bucket, parsed[0], receive_count, clients.announcer(settings, logger, metrics)
+            )
         except Exception as exc:
             if is_transient(exc):
                 raise

@@ -32,10 +32,12 @@ metrics = Metrics(namespace="pagefleet", service="splitter")
 def split(source: Source) -> None:
     settings = Settings()
     bucket = clients.bucket(settings, source.bucket)
+    announce = clients.announcer(settings, logger, metrics)
     if keys.is_upload(source.key):
-        outcome = split_upload(source, bucket, clients.queue(settings, "chunks"), settings)
+        chunks = clients.queue(settings, "chunks")
+        outcome = split_upload(source, bucket, chunks, settings, announce)
     elif keys.is_stray(source.key):
-        outcome = refuse_stray(source, bucket)
+        outcome = refuse_stray(source, bucket, announce)
     else:  # beside the inbox (`inboxes/`), or a folder marker in it
         logger.info("not an upload, skipped", extra={"key": source.key})
         return
@@ -56,8 +58,10 @@ def dead_letter_record_handler(record: SQSRecord) -> None:
     for source in sources_in_sqs_body(record.body):
         if not (keys.is_upload(source.key) or keys.is_stray(source.key)):
             continue
-        bucket = clients.bucket(Settings(), source.bucket)
-        outcome = record_dead_upload(source, bucket, receive_count)
+        settings = Settings()
+        bucket = clients.bucket(settings, source.bucket)
+        announce = clients.announcer(settings, logger, metrics)
+        outcome = record_dead_upload(source, bucket, receive_count, announce)
         logger.warning(
             "dead upload notification",
             extra={"key": source.key, "job_id": source.job_id, "outcome": outcome},

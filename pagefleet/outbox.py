@@ -251,9 +251,11 @@ def published_job(bucket: Bucket, inbox_key: str) -> str | None:
     return None if owner is None else owner.job_id
 
 
-def publish_stray(bucket: Bucket, record: JobRecord) -> None:
+def publish_stray(bucket: Bucket, record: JobRecord) -> Published | None:
     """The record of a stray upload (keys.is_stray): a name of its key's alone, nothing beside
-    it. Raises :class:`Superseded` if a newer upload of the key already has its record."""
+    it. Raises :class:`Superseded` if a newer upload of the key already has its record; returns
+    the record if this call wrote it, as :func:`publish` does."""
     body = record.model_dump_json(indent=2).encode()
     key = keys.stray_record(record.source.key)
-    _write_once(bucket, key, body, "application/json", record.source, held=True)
+    wrote = _write_once(bucket, key, body, "application/json", record.source, held=True)
+    return Published(key, record) if wrote else None

@@ -13,6 +13,7 @@ from pagefleet import keys
 from pagefleet.chunk_results import failed_result, write_result
 from pagefleet.costs import measure_pages, plan_policy
 from pagefleet.errors import ErrorCode, PagefleetError
+from pagefleet.job_events import Announce, JobEvent
 from pagefleet.layout.outline import outline_budget, outline_of
 from pagefleet.models import (
     ChunkMessage,
@@ -51,8 +52,15 @@ CHUNKS_BYTES_PER_UPLOAD_BYTE = 16
 SplitOutcome = Literal["split", "failed", "skipped"]
 
 
-def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settings) -> SplitOutcome:
-    """Turn one upload into a job; returns what happened.
+def split_upload(
+    source: Source,
+    bucket: Bucket,
+    chunks: Queue,
+    settings: Settings,
+    announce: Announce | None = None,
+) -> SplitOutcome:
+    """Turn one upload into a job; returns what happened. A job that ends here (bad input) is
+    announced by ``announce``, once: by the call that wrote its record.
 
     Idempotent (rule 1): a ``sent`` marker, written once every chunk message is out, ends
     repeats of the event; a repeat before it (a crashed or concurrent run) does the work again
@@ -68,13 +76,13 @@ def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settin
             raise PagefleetError(ErrorCode.BAD_KEY, f"{source.key} is refused: {problem}")
         doc, size = _open(source, bucket, settings)
     except PagefleetError as exc:
-        _fail(bucket, source, exc, time.time() - started)
+        _fail(bucket, source, exc, time.time() - started, announce)
         return "failed"
     try:
         manifest = _write_manifest(source, doc, size, bucket, settings, started)
         _publish_chunks(doc, manifest, size, bucket, chunks)
     except PagefleetError as exc:  # too large a manifest, or no range could be cut: none sent
-        _fail(bucket, source, exc, time.time() - started)
+        _fail(bucket, source, exc, time.time() - started, announce)
         return "failed"
     finally:
         doc.close()
@@ -82,7 +90,7 @@ def split_upload(source: Source, bucket: Bucket, chunks: Queue, settings: Settin
     return "split"
 
 
-def refuse_stray(source: Source, bucket: Bucket) -> SplitOutcome:
+def refuse_stray(source: Source, bucket: Bucket, announce: Announce | None = None) -> SplitOutcome:
     """An inbox object not named .pdf gets a record saying so (every upload gets one), rather
     than being converted under a name that could be another upload's (keys.py)."""
     if source.key == keys.INBOX.rstrip("/"):
@@ -93,11 +101,13 @@ def refuse_stray(source: Source, bucket: Bucket) -> SplitOutcome:
             f"{source.key} is not named .pdf: only PDFs are converted; a PDF named otherwise "
             "converts once uploaded as <name>.pdf"
         )
-    _fail(bucket, source, PagefleetError(ErrorCode.NOT_PDF, message), 0.0)
+    _fail(bucket, source, PagefleetError(ErrorCode.NOT_PDF, message), 0.0, announce)
     return "failed"
 
 
-def record_dead_upload(source: Source, bucket: Bucket, receive_count: int) -> SplitOutcome:
+def record_dead_upload(
+    source: Source, bucket: Bucket, receive_count: int, announce: Announce | None = None
+) -> SplitOutcome:
     """An upload whose event reached the ingest DLQ ends with a failed record (rule 3), unless
     its job got further than that (it was split, or has its record)."""
     if bucket.head(keys.job_prefix(source.job_id) + "sent") is not None:
@@ -109,7 +119,7 @@ def record_dead_upload(source: Source, bucket: Bucket, receive_count: int) -> Sp
         f"the splitter failed on this upload {receive_count} times; its logs say why. "
         f"`pagefleet reconvert {source.key}` retries it once the cause is fixed",
     )
-    _fail(bucket, source, error, 0.0)
+    _fail(bucket, source, error, 0.0, announce)
     return "failed"
 
 
@@ -259,7 +269,13 @@ def _send(
     )
 
 
-def _fail(bucket: Bucket, source: Source, exc: PagefleetError, split_s: float) -> None:
+def _fail(
+    bucket: Bucket,
+    source: Source,
+    exc: PagefleetError,
+    split_s: float,
+    announce: Announce | None = None,
+) -> None:
     """Bad input ends its job here and now, with a record that says why (rule 4)."""
     log.info("job %s failed at split: %s", source.job_id, exc)
     record = JobRecord(
@@ -273,8 +289,11 @@ def _fail(bucket: Bucket, source: Source, exc: PagefleetError, split_s: float) -
     )
     try:
         if keys.is_stray(source.key):
-            publish_stray(bucket, record)
+            published = publish_stray(bucket, record)
         else:
-            publish(bucket, keys.rel_of(source.key), record)
+            published = publish(bucket, keys.rel_of(source.key), record)
     except Superseded:
         log.info("a newer upload of %s already has its record", source.key)
+        return
+    if published is not None and announce is not None:
+        announce(JobEvent.of(published))

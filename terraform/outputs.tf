@@ -59,7 +59,7 @@ output "job_event_bus_name" {
 }
 
 output "job_event_bus_arn" {
-  description = "ARN of the job event bus, for rules and policies of other accounts (the completion functions' PAGEFLEET_EVENT_BUS is its name)."
+  description = "ARN of the job event bus, for rules and policies of other accounts (the functions that end jobs get its name as PAGEFLEET_EVENT_BUS)."
   value       = aws_cloudwatch_event_bus.jobs.arn
 }
 

@@ -20,13 +20,14 @@ from tenacity import wait_none
 
 from embedded import MotoServer
 from embedded.server import BackgroundServer
-from handlers import completion
+from handlers import clients, completion, splitter
 from pagefleet import aws, keys
 from pagefleet.chunk_results import write_result
 from pagefleet.completion import complete_job
 from pagefleet.job_events import JobEvent, JobEvents, post_event, put_event
 from pagefleet.models import ChunkResult, ChunkSpec, JobManifest, JobRecord, PageContent, Source
 from pagefleet.outbox import publish
+from pagefleet.queues import queue_name
 from pagefleet.settings import Settings, SettingsRefused, load_settings, settings_env
 from pagefleet.storage import Bucket
 from tests.fault_proxy import LoopbackProxy, ProxyHandler
@@ -115,10 +116,10 @@ def _finished_job(bucket: Bucket, rel: str, pages: int = 2) -> str:
     return source.job_id
 
 
-def _as_the_completion_function(
+def _as_an_announcing_function(
     monkeypatch: pytest.MonkeyPatch, settings: Settings, **update: object
 ) -> None:
-    """The environment Terraform gives the completion functions, with ``update``'s settings."""
+    """The environment Terraform gives the functions that end jobs, with ``update``'s settings."""
     for name, value in settings_env(settings.model_copy(update=update)).items():
         monkeypatch.setenv(name, value)
 
@@ -145,7 +146,7 @@ def test_the_completion_that_publishes_a_job_puts_one_event_and_a_repeat_none(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     job = _finished_job(bucket, "q3/annual report")
-    _as_the_completion_function(monkeypatch, settings, event_bus=bus.name)
+    _as_an_announcing_function(monkeypatch, settings, event_bus=bus.name)
     message = sqs_event({"m": object_event(keys.chunk_result(job, 0), bucket.name)})
     caplog.set_level(logging.INFO)
     assert completion.lambda_handler(message, Context()) == {"batchItemFailures": []}
@@ -171,11 +172,37 @@ def test_the_completion_that_publishes_a_job_puts_one_event_and_a_repeat_none(
     assert bus.delivered() == []
 
 
+def test_a_job_the_splitter_ends_is_announced_once(
+    settings: Settings, bucket: Bucket, bus: Bus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    aws.client("sqs", settings).create_queue(QueueName=queue_name(settings.queue_prefix, "chunks"))
+    bucket.put("inbox/broken.pdf", b"not a pdf at all")  # not the version the event names
+    bucket.put("inbox/notes/readme.txt", b"a stray: not named .pdf")
+    _as_an_announcing_function(monkeypatch, settings, event_bus=bus.name)
+    message = sqs_event(
+        {
+            "pdf": object_event("inbox/broken.pdf", bucket.name),
+            "stray": object_event("inbox/notes/readme.txt", bucket.name),
+        }
+    )
+    assert splitter.lambda_handler(message, Context()) == {"batchItemFailures": []}
+    ended = sorted(bus.delivered(), key=lambda e: e["detail"]["key"])
+    assert [(e["detail"]["key"], e["detail"]["record"], e["detail"]["error"]) for e in ended] == [
+        ("inbox/broken.pdf", keys.outbox_record("broken"), "input_gone"),
+        ("inbox/notes/readme.txt", keys.stray_record("inbox/notes/readme.txt"), "not_pdf"),
+    ]
+    assert {e["detail"]["status"] for e in ended} == {"failed"}
+    # The same events again (SQS delivers at least once): the jobs have ended, nothing is put.
+    assert splitter.lambda_handler(message, Context()) == {"batchItemFailures": []}
+    assert bus.delivered() == []
+
+
 def test_racing_completions_of_one_job_put_one_event(
     settings: Settings, bucket: Bucket, bus: Bus
 ) -> None:
     job = _finished_job(bucket, "race")
-    announce = completion.announcer(settings.model_copy(update={"event_bus": bus.name}))
+    on_the_bus = settings.model_copy(update={"event_bus": bus.name})
+    announce = clients.announcer(on_the_bus, completion.logger, completion.metrics)
     together = threading.Barrier(4, timeout=30)
     outcomes: list[str] = []
 
@@ -273,7 +300,7 @@ def test_a_bus_that_refuses_the_event_fails_no_job(
         rejecting.reject(code, rejections=aws.ATTEMPTS)
         job = _finished_job(bucket, f"refused/{code}")
         # S3 goes through the proxy untouched; only PutEvents is answered by it.
-        _as_the_completion_function(
+        _as_an_announcing_function(
             monkeypatch, settings, endpoint_url=rejecting.url, event_bus=bus.name
         )
         message = sqs_event({"m": object_event(keys.chunk_result(job, 0), bucket.name)})
@@ -296,7 +323,7 @@ def test_a_job_its_completion_dlq_consumer_ends_is_announced_failed(
 ) -> None:
     job = _finished_job(bucket, "broken")
     bucket.put(keys.chunk_result(job, 0), b"{}")  # a result no completion can read
-    _as_the_completion_function(monkeypatch, settings, event_bus=bus.name)
+    _as_an_announcing_function(monkeypatch, settings, event_bus=bus.name)
     message = sqs_event({"m": object_event(keys.chunk_result(job, 0), bucket.name)})
     assert completion.completion_dead_letter_handler(message, Context()) == {
         "batchItemFailures": []

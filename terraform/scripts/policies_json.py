@@ -39,8 +39,6 @@ def plans(workdir: Path, env: dict[str, str] | None = None) -> dict[str, dict[st
         text=True,
         timeout=600,
     )
-    if result.returncode != 0:
-        raise RuntimeError(f"terraform test failed:\n{result.stdout[-3000:]}{result.stderr}")
     found: dict[str, dict[str, Any]] = {}
     for line in result.stdout.splitlines():
         message = json.loads(line)
@@ -48,8 +46,13 @@ def plans(workdir: Path, env: dict[str, str] | None = None) -> dict[str, dict[st
             run := message["@testrun"]
         ):
             found[run] = message["test_plan"]
+    # A run plans before it asserts: its plan is here even when it failed, as it does on the
+    # stale file this script is about to replace.
     if set(found) != set(RUNS.values()):
-        raise RuntimeError(f"no plan for the runs {sorted(set(RUNS.values()) - set(found))}")
+        raise RuntimeError(
+            f"no plan for the runs {sorted(set(RUNS.values()) - set(found))}:\n"
+            f"{result.stdout[-3000:]}{result.stderr}"
+        )
     return found
 
 

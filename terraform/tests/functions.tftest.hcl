@@ -126,11 +126,12 @@ run "functions" {
       WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
       ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
       SendChunks         = [["sqs:GetQueueUrl", "sqs:SendMessage"], [var.queue_arns.chunks]]
+      PutJobEvents       = [["events:PutEvents"], ["arn:aws:events:us-east-1:123456789012:event-bus/pf-jobs"]]
       ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.queue_arns.ingest]]
       UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
       WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-splitter:*"]]
     })
-    error_message = "splitter role: read inbox, write jobs/ and outbox/, send chunks, consume ingest"
+    error_message = "splitter role: read inbox, write jobs/ and outbox/, send chunks, put job events, consume ingest"
   }
 
   assert {
@@ -161,11 +162,12 @@ run "functions" {
       ReadJobs           = [["s3:GetObject"], ["arn:aws:s3:::pf-bucket/jobs/*"]]
       WriteOutbox        = [["s3:DeleteObject", "s3:GetObject", "s3:PutObject"], ["arn:aws:s3:::pf-bucket/outbox/*"]]
       ListBucket         = [["s3:ListBucket"], ["arn:aws:s3:::pf-bucket"]]
+      PutJobEvents       = [["events:PutEvents"], ["arn:aws:events:us-east-1:123456789012:event-bus/pf-jobs"]]
       ConsumeSourceQueue = [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [var.dead_letter_queue_arns.ingest]]
       UseDataKey         = [["kms:Decrypt", "kms:GenerateDataKey"], [var.kms_key_arn]]
       WriteLogs          = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/pf-upload-dead-letter:*"]]
     })
-    error_message = "upload-dead-letter role: read jobs/, write outbox/ records, consume the ingest DLQ"
+    error_message = "upload-dead-letter role: read jobs/, write outbox/ records, put job events, consume the ingest DLQ"
   }
 
   assert {
@@ -183,7 +185,7 @@ run "functions" {
 
   assert {
     condition = { for k, f in aws_lambda_function.this : k => f.environment[0].variables.PAGEFLEET_EVENT_BUS if contains(keys(f.environment[0].variables), "PAGEFLEET_EVENT_BUS") } == {
-      completion = "pf-jobs", completion_dead_letter = "pf-jobs"
+      splitter = "pf-jobs", completion = "pf-jobs", upload_dead_letter = "pf-jobs", completion_dead_letter = "pf-jobs"
     }
     error_message = "the functions that end jobs are told the job event bus (PAGEFLEET_EVENT_BUS), and no other function is"
   }
@@ -207,9 +209,9 @@ run "a_webhook_reaches_the_functions_that_end_jobs" {
 
   assert {
     condition = { for k, f in aws_lambda_function.this : k => f.environment[0].variables.PAGEFLEET_WEBHOOK_URL if contains(keys(f.environment[0].variables), "PAGEFLEET_WEBHOOK_URL") } == {
-      completion = var.webhook_url, completion_dead_letter = var.webhook_url
+      splitter = var.webhook_url, completion = var.webhook_url, upload_dead_letter = var.webhook_url, completion_dead_letter = var.webhook_url
     }
-    error_message = "PAGEFLEET_WEBHOOK_URL reaches completion and completion_dead_letter alone"
+    error_message = "PAGEFLEET_WEBHOOK_URL reaches the functions that end jobs alone"
   }
 }
 

@@ -21,7 +21,7 @@ locals {
 
   # The functions whose code ends jobs and announces each end (pagefleet/job_events.py): they
   # put events on the job event bus, on no other, and get the settings that say where.
-  announcing = ["completion", "completion_dead_letter"]
+  announcing = ["splitter", "completion", "upload_dead_letter", "completion_dead_letter"]
   # By name, which a plan knows before the bus exists (a null test on its unknown ARN would
   # leave the statements' type unknown, and the functions map with it).
   put_job_events = var.job_event_bus_name == null ? [] : [
@@ -38,7 +38,8 @@ locals {
     splitter = {
       handler      = "handlers.splitter.lambda_handler"
       source_queue = var.queue_arns["ingest"]
-      statements = [
+      # A job that bad input ends at its split is announced by the splitter (pagefleet/splitting.py).
+      statements = concat([
         { sid = "ReadUploads", actions = ["s3:GetObject", "s3:GetObjectVersion"], resources = ["${var.bucket_arn}/inbox/*"] },
         # Manifest, chunk PDFs and the "sent" marker; HeadObject is authorised by GetObject.
         { sid = "WriteJobs", actions = ["s3:GetObject", "s3:PutObject"], resources = ["${var.bucket_arn}/jobs/*"] },
@@ -48,7 +49,7 @@ locals {
         # Without it a HeadObject of a missing key is 403, not 404.
         { sid = "ListBucket", actions = ["s3:ListBucket"], resources = [local.bucket] },
         { sid = "SendChunks", actions = ["sqs:GetQueueUrl", "sqs:SendMessage"], resources = [var.queue_arns["chunks"]] },
-      ]
+      ], local.put_job_events)
     }
     completion = {
       handler      = "handlers.completion.lambda_handler"
@@ -67,7 +68,7 @@ locals {
       handler      = "handlers.splitter.dead_letter_handler"
       source_queue = var.dead_letter_queue_arns["ingest"]
       # Reads the job's "sent" marker: a job that was split after all is left to finish.
-      statements = local.record_statements
+      statements = concat(local.record_statements, local.put_job_events)
     }
     # A completion that failed every delivery: one more check, else a failed record (rule 3);
     # what names no job is logged, so nothing in any DLQ goes unseen.
