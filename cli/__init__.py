@@ -202,8 +202,12 @@ def parser() -> argparse.ArgumentParser:
         "Lambda concurrency, ECS's service-linked role, the runner subnets' route out, the "
         "runner image, the GPU AMI. Exit 0 only when nothing is missing.",
     )
-    preflight.add_argument(
+    planned = preflight.add_mutually_exclusive_group()
+    planned.add_argument(
         "--plan", metavar="PLAN_JSON", help="`terraform show -json PLANFILE`: the planned variables"
+    )
+    planned.add_argument(
+        "--stack", metavar="OUTPUTS_JSON", help="`terraform output -json` of a deployment"
     )
     preflight.add_argument("--region", help="the region (default: the plan's)")
     preflight.add_argument("--endpoint-url", help=argparse.SUPPRESS)  # a moto server, in tests

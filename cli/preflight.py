@@ -17,20 +17,29 @@ MARK = {True: "[green]ok", False: "[red]missing", None: "[yellow]unknown"}
 
 
 def planned_of(args: argparse.Namespace) -> Planned:
-    if args.plan is None:
+    """The deploy to check: planned (``--plan``), deployed (``--stack``), or the defaults."""
+    if args.plan is None and args.stack is None:
         if not args.region:
-            raise usage("preflight needs --region, or --plan (`terraform show -json PLANFILE`)")
+            raise usage(
+                "preflight needs --plan (`terraform show -json PLANFILE`), --stack or --region"
+            )
         return Planned(region=args.region)
-    path = Path(args.plan).expanduser()
+    option, given = ("--plan", args.plan) if args.plan else ("--stack", args.stack)
+    path = Path(given).expanduser()
     try:
-        planned = Planned.from_terraform_plan(path.read_text())
+        text = path.read_text()
+        planned = (
+            Planned.from_terraform_plan(text) if args.plan else Planned.from_terraform_outputs(text)
+        )
     except OSError as exc:
-        raise usage(f"cannot read --plan {path}: {exc.strerror}") from None
+        raise usage(f"cannot read {option} {path}: {exc.strerror}") from None
     except (ValueError, KeyError) as exc:
-        raise usage(
-            f"--plan {path} is not `terraform show -json` of a plan ({exc}): "
+        made_by = (
             f"`terraform plan -out tfplan && terraform show -json tfplan > {path}`"
-        ) from None
+            if args.plan
+            else f"`terraform -chdir=terraform output -json > {path}`"
+        )
+        raise usage(f"{option} {path} is not what {made_by} writes ({exc})") from None
     return planned.model_copy(update={"region": args.region}) if args.region else planned
 
 

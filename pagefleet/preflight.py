@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from mypy_boto3_service_quotas import ServiceQuotasClient
     from mypy_boto3_ssm import SSMClient
 
-# terraform/modules/runners/variables.tf's ami_ssm_parameter (tests/test_preflight.py holds them
-# equal): the ECS-optimized AL2023 GPU AMI, NVIDIA driver and container toolkit included.
-GPU_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
+# The ECS-optimized AL2023 GPU AMIs (NVIDIA driver and container toolkit included), by release
+# or "recommended": terraform/main.tf builds the runners' parameter the same way.
+GPU_AMIS = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu"
 ECS_SERVICE_LINKED_ROLE = "AWSServiceRoleForECS"
 # Lambda keeps this much of the account's concurrency unreserved; a reservation below it fails.
 LAMBDA_UNRESERVED_FLOOR = 100
@@ -73,6 +73,7 @@ class Planned(BaseModel):
     runner_image_tag: str | None = None
     lambda_reserved_concurrency: dict[str, int] | None = None
     create_ecs_service_linked_role: bool = False
+    gpu_ami_release: str = "al2023-ami-ecs-gpu-hvm-2023.0.20260922-kernel-6.1-x86_64-ebs"
 
     @classmethod
     def from_terraform_plan(cls, plan_json: str) -> Planned:
@@ -80,6 +81,11 @@ class Planned(BaseModel):
         variables = json.loads(plan_json)["variables"]
         given = {name: v["value"] for name, v in variables.items() if v.get("value") is not None}
         return cls.model_validate({k: v for k, v in given.items() if k in cls.model_fields})
+
+    @classmethod
+    def from_terraform_outputs(cls, outputs_json: str) -> Planned:
+        """From ``terraform output -json`` of a deployment: its ``preflight`` output."""
+        return cls.model_validate(json.loads(outputs_json)["preflight"]["value"])
 
     def runner_instances(self, max_runners: int) -> dict[Literal["on-demand", "spot"], int]:
         """The instances a full fleet holds, by purchase option, as the Auto Scaling group's
@@ -249,20 +255,31 @@ def image_check(ecr: ECRClient, planned: Planned) -> Check:
     return Check(name, True, f"{where} in ECR")
 
 
-def ami_check(ssm: SSMClient, ec2: EC2Client, parameter: str = GPU_AMI_PARAMETER) -> Check:
-    """The AMI the runners launch, found through its public parameter: its name dates the
-    release, whose notes give the NVIDIA driver it ships."""
+def ami_check(ssm: SSMClient, ec2: EC2Client, release: str) -> Check:
+    """The AMI release the runners launch, and whether AWS recommends a newer one (the name of
+    a release dates it; its release notes give the NVIDIA driver it ships)."""
     name = "GPU AMI"
+    parameter = f"{GPU_AMIS}/{release}/image_id"
     try:
         image_id = ssm.get_parameter(Name=parameter)["Parameter"]["Value"]
+        latest = ssm.get_parameter(Name=f"{GPU_AMIS}/recommended/image_name")["Parameter"]["Value"]
     except ClientError as exc:
         if _code(exc) != "ParameterNotFound":
             raise
-        return Check(name, False, f"{parameter} not found", "use a region with ECS GPU AMIs")
-    images = ec2.describe_images(ImageIds=[image_id])["Images"]
-    if not images:
+        return Check(
+            name, False, f"{parameter} not found", "set gpu_ami_release to a release AWS publishes"
+        )
+    if not ec2.describe_images(ImageIds=[image_id])["Images"]:
         return Check(name, False, f"{image_id} (from {parameter}) not found", "check the region")
-    return Check(name, True, f"{image_id}: {images[0].get('Name') or images[0]['Description']}")
+    pinned = latest if release == "recommended" else release
+    if pinned == latest:
+        return Check(name, True, f"{pinned} ({image_id}), AWS's latest")
+    return Check(
+        name,
+        True,
+        f"{pinned} ({image_id}); AWS's latest is {latest}",
+        f'to upgrade: gpu_ami_release = "{latest}", then apply',
+    )
 
 
 def _code(exc: ClientError) -> str:
@@ -313,7 +330,7 @@ def preflight(account: Account, planned: Planned, max_runners: int) -> list[Chec
     checks += asked("GPU quotas", lambda: _quota_checks(account, planned, max_runners))
     checks += asked("runner subnets", lambda: egress_checks(account.ec2, planned.subnet_ids))
     checks += asked("runner image", lambda: image_check(account.ecr, planned))
-    checks += asked("GPU AMI", lambda: ami_check(account.ssm, account.ec2))
+    checks += asked("GPU AMI", lambda: ami_check(account.ssm, account.ec2, planned.gpu_ami_release))
     return checks
 
 

@@ -143,6 +143,7 @@ module "runners" {
   vpc_id                                   = var.vpc_id
   subnet_ids                               = var.subnet_ids
   instance_types                           = var.gpu_instance_types
+  ami_ssm_parameter                        = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/${var.gpu_ami_release}/image_id"
   on_demand_base_capacity                  = var.on_demand_base_capacity
   on_demand_percentage_above_base_capacity = var.on_demand_percentage_above_base_capacity
   max_instances                            = local.scaling.max_runners
@@ -192,6 +193,7 @@ module "alarms" {
   name                         = var.name
   dead_letter_queue_names      = module.queues.dead_letter_queue_names
   chunks_queue_name            = module.queues.queue_names["chunks"]
+  handler_queue_names          = { for role in ["ingest", "completion"] : role => module.queues.queue_names[role] }
   oldest_chunk_age_threshold_s = var.oldest_chunk_age_threshold_s
   alarm_actions                = var.alarm_actions
   function_names               = module.functions.lambda_function_names

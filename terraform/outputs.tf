@@ -102,3 +102,21 @@ output "submit_command" {
   description = "How to submit a PDF; the Markdown appears at outbox/<name>.md, the job record at outbox/<name>.json."
   value       = "aws s3 cp ./document.pdf s3://${module.storage.bucket_name}/inbox/document.pdf --region ${var.region}"
 }
+
+output "preflight" {
+  description = "What `pagefleet preflight --stack` asks the account about: the variables that decide what the deploy needs of it."
+  value = {
+    name                                     = var.name
+    region                                   = var.region
+    create_runners                           = var.create_runners
+    gpu_instance_types                       = var.gpu_instance_types
+    gpu_ami_release                          = var.gpu_ami_release
+    max_runners                              = local.scaling.max_runners
+    on_demand_base_capacity                  = var.on_demand_base_capacity
+    on_demand_percentage_above_base_capacity = var.on_demand_percentage_above_base_capacity
+    subnet_ids                               = var.subnet_ids
+    runner_image_tag                         = var.runner_image_tag
+    lambda_reserved_concurrency              = var.lambda_reserved_concurrency
+    create_ecs_service_linked_role           = var.create_ecs_service_linked_role
+  }
+}

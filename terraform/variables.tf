@@ -264,6 +264,17 @@ variable "gpu_instance_types" {
   }
 }
 
+variable "gpu_ami_release" {
+  description = "The ECS-optimized Amazon Linux 2023 GPU AMI release the runners launch (NVIDIA driver and container toolkit included): pinned, so no apply replaces instances on its own. \"recommended\" follows AWS's latest instead. To upgrade, set the release `pagefleet preflight` names as AWS's latest and apply: instances the group launches from then on run it."
+  type        = string
+  default     = "al2023-ami-ecs-gpu-hvm-2023.0.20260922-kernel-6.1-x86_64-ebs"
+
+  validation {
+    condition     = can(regex("^(recommended|al2023-ami-ecs-gpu-hvm-[0-9.]+-kernel-[0-9.]+-x86_64-ebs)$", var.gpu_ami_release))
+    error_message = "gpu_ami_release is \"recommended\" or an ECS GPU AMI release name, e.g. al2023-ami-ecs-gpu-hvm-2023.0.20260922-kernel-6.1-x86_64-ebs (`aws ssm get-parameter --name /aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_name` gives the latest)."
+  }
+}
+
 variable "on_demand_base_capacity" {
   description = "Runner instances that are always on-demand."
   type        = number

@@ -22,7 +22,7 @@ import pytest
 
 from cli import main
 from embedded.server import MotoServer
-from pagefleet.preflight import ECS_SERVICE_LINKED_ROLE, GPU_AMI_PARAMETER, Planned
+from pagefleet.preflight import ECS_SERVICE_LINKED_ROLE, GPU_AMIS, Planned, ami_check
 from tests.fault_proxy import LoopbackProxy, ProxyHandler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,7 +187,7 @@ def test_a_new_account_gets_a_line_with_a_fix_for_each_thing_it_lacks(
     assert "NAT gateway" in failed[f"egress of {closed}"]["fix"]
     assert f"{name}:abc1234 not in ECR" in failed["runner image"]["found"]
     [ami] = [c for c in checks if c["name"] == "GPU AMI"]
-    assert ami["ok"] and "al2023-ami-ecs-gpu" in ami["found"]
+    assert ami["ok"] and ami["found"].startswith(f"{Planned(region=REGION).gpu_ami_release} (ami-")
 
 
 def test_an_account_ready_for_the_deploy_passes(
@@ -273,5 +273,33 @@ def test_what_preflight_plans_for_is_what_terraform_declares() -> None:
             continue
         declared = json.loads(default.group(1))  # these defaults are JSON too
         assert declared == field.get_default(call_default_factory=True), name
-    runners = (ROOT / "terraform" / "modules" / "runners" / "variables.tf").read_text()
-    assert f'default     = "{GPU_AMI_PARAMETER}"' in runners
+    # The parameter preflight asks about is the one Terraform hands the runners.
+    main = (ROOT / "terraform" / "main.tf").read_text()
+    assert (
+        f'ami_ssm_parameter                        = "{GPU_AMIS}/${{var.gpu_ami_release}}/image_id"'
+        in main
+    )
+
+
+def test_a_deployment_is_checked_from_its_outputs_and_told_of_a_newer_ami(
+    account: AccountDouble, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    older = "al2023-ami-ecs-gpu-hvm-2023.0.20250224-kernel-6.1-x86_64-ebs"
+    outputs = {
+        "bucket_name": {"value": "b"},
+        "preflight": {"value": {"region": REGION, "create_runners": False}},
+    }
+    (tmp_path / "outputs.json").write_text(json.dumps(outputs))
+    assert (
+        main(
+            ["preflight", "--stack", str(tmp_path / "outputs.json"), "--endpoint-url", account.url]
+        )
+        == 0
+    )
+    assert "Lambda concurrency" in capsys.readouterr().out
+    ssm, ec2 = _client("ssm", account.url), _client("ec2", account.url)
+    check = ami_check(ssm, ec2, older)
+    assert check.ok and check.found.startswith(f"{older} (ami-")
+    latest = ssm.get_parameter(Name=f"{GPU_AMIS}/recommended/image_name")["Parameter"]["Value"]
+    assert latest != older and check.fix == f'to upgrade: gpu_ami_release = "{latest}", then apply'
+    assert ami_check(ssm, ec2, "recommended").found.endswith("AWS's latest")

@@ -159,7 +159,10 @@ def test_alarms_applied_with_the_stack(applied: dict[str, Any], moto_server: Mot
     ):
         assert alarms[f"{name}-{function}-errors"]["MetricName"] == "Errors"
         assert alarms[f"{name}-{function}-throttles"]["MetricName"] == "Throttles"
-    assert alarms[f"{name}-oldest-chunk-age"]["MetricName"] == "ApproximateAgeOfOldestMessage"
+    ages = [f"{name}-oldest-chunk-age"] + [
+        f"{name}-{role}-oldest-message-age" for role in ("ingest", "completion")
+    ]
+    assert {alarms[age]["MetricName"] for age in ages} == {"ApproximateAgeOfOldestMessage"}
 
 
 def _settings(moto_server: MotoServer, applied: dict[str, Any], **extra: Any) -> Settings:

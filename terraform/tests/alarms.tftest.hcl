@@ -19,6 +19,7 @@ variables {
   name                    = "pf"
   dead_letter_queue_names = { ingest = "pf-ingest-dlq", chunks = "pf-chunks-dlq", completion = "pf-completion-dlq" }
   chunks_queue_name       = "pf-chunks"
+  handler_queue_names     = { ingest = "pf-ingest", completion = "pf-completion" }
   function_names          = { splitter = "pf-splitter", completion = "pf-completion", dead_letter = "pf-dead-letter" }
   create_ecs_alarms       = true
   cluster_arn             = "arn:aws:ecs:us-east-1:123456789012:cluster/pf"
@@ -91,9 +92,17 @@ run "alarms" {
   }
 
   assert {
+    condition = { for role, a in aws_cloudwatch_metric_alarm.oldest_message : role => [a.metric_name, a.dimensions.QueueName, a.threshold] } == {
+      ingest     = ["ApproximateAgeOfOldestMessage", "pf-ingest", 900]
+      completion = ["ApproximateAgeOfOldestMessage", "pf-completion", 900]
+    }
+    error_message = "the ingest and completion queues' oldest messages are watched too: nothing waits there unseen until SQS drops it"
+  }
+
+  assert {
     condition = alltrue([for a in concat(
       values(aws_cloudwatch_metric_alarm.dead_letter), values(aws_cloudwatch_metric_alarm.lambda_errors),
-      values(aws_cloudwatch_metric_alarm.lambda_throttles), aws_cloudwatch_metric_alarm.oldest_chunk, aws_cloudwatch_metric_alarm.task_start_failures) :
+      values(aws_cloudwatch_metric_alarm.lambda_throttles), aws_cloudwatch_metric_alarm.oldest_chunk, values(aws_cloudwatch_metric_alarm.oldest_message), aws_cloudwatch_metric_alarm.task_start_failures) :
       a.alarm_actions == toset(["arn:aws:sns:us-east-1:123456789012:existing", "arn:aws:sns:us-east-1:123456789012:pf-alarms"]) && a.ok_actions == a.alarm_actions
     ])
     error_message = "every alarm notifies the given actions and the topic, on alarm and on recovery"
@@ -147,7 +156,7 @@ run "create_false_creates_nothing" {
   assert {
     condition = (
       length(aws_cloudwatch_metric_alarm.dead_letter) + length(aws_cloudwatch_metric_alarm.lambda_errors) +
-      length(aws_cloudwatch_metric_alarm.oldest_chunk) + length(aws_cloudwatch_event_rule.ecs) + length(aws_sns_topic.this) == 0
+      length(aws_cloudwatch_metric_alarm.oldest_chunk) + length(aws_cloudwatch_metric_alarm.oldest_message) + length(aws_cloudwatch_event_rule.ecs) + length(aws_sns_topic.this) == 0
     )
     error_message = "create = false plans no alarm"
   }

@@ -115,6 +115,16 @@ run "pipeline_without_runners" {
   }
 }
 
+run "an_ami_release_other_than_a_gpu_one_refused" {
+  command = plan
+
+  variables {
+    gpu_ami_release = "al2023-ami-ecs-hvm-2023.0.20260922-kernel-6.1-x86_64"
+  }
+
+  expect_failures = [var.gpu_ami_release]
+}
+
 run "a_webhook_plans" {
   command = plan
 
@@ -169,6 +179,16 @@ run "everything_with_the_repository_mps_scripts" {
   assert {
     condition     = output.ecs_event_log_group_name == "/aws/events/pagefleet/ecs"
     error_message = "with runners, tasks failing to start are recorded and alarmed on"
+  }
+
+  assert {
+    condition     = module.runners.ami_ssm_parameter == "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/al2023-ami-ecs-gpu-hvm-2023.0.20260922-kernel-6.1-x86_64-ebs/image_id"
+    error_message = "the runners launch a pinned GPU AMI release by default, not the moving 'recommended' one: no apply replaces instances on its own"
+  }
+
+  assert {
+    condition     = output.preflight.gpu_ami_release == var.gpu_ami_release && output.preflight.max_runners == jsondecode(file("stack.json")).scaling.max_runners && output.preflight.subnet_ids == var.subnet_ids
+    error_message = "the preflight output holds what `pagefleet preflight --stack` checks"
   }
 
   assert {

@@ -139,6 +139,28 @@ resource "aws_cloudwatch_metric_alarm" "oldest_chunk" {
   tags = var.tags
 }
 
+# The functions' queues: a message left waiting there is an upload not split or a job not
+# completed; left long enough (14 days), SQS drops it with no DLQ entry and no record.
+resource "aws_cloudwatch_metric_alarm" "oldest_message" {
+  for_each = var.create ? var.handler_queue_names : {}
+
+  alarm_name          = "${var.name}-${each.key}-oldest-message-age"
+  alarm_description   = "The oldest ${each.key} message has waited over ${var.oldest_message_age_threshold_s} s: its function's event source mapping is off, throttled or failing."
+  namespace           = "AWS/SQS"
+  metric_name         = "ApproximateAgeOfOldestMessage"
+  dimensions          = { QueueName = each.value }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.oldest_message_age_threshold_s
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = local.actions
+  ok_actions          = local.actions
+
+  tags = var.tags
+}
+
 ################################################################################
 # Functions: errors and throttles
 ################################################################################

@@ -45,6 +45,18 @@ variable "oldest_chunk_age_threshold_s" {
   default     = 1800
 }
 
+variable "handler_queue_names" {
+  description = "Names of the queues the functions consume, by role (ingest, completion): a message that waits there means a function's event source mapping is off, throttled or failing, and a message waits at most the queue's retention."
+  type        = map(string)
+  default     = {}
+}
+
+variable "oldest_message_age_threshold_s" {
+  description = "Age in seconds of the oldest message of a function's queue above which its alarm fires. The functions take a message within seconds; retries of a failing one take minutes."
+  type        = number
+  default     = 900
+}
+
 ################################################################################
 # Functions
 ################################################################################

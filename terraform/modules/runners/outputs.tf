@@ -62,3 +62,8 @@ output "launch_tags" {
   description = "The tags runner instances and their volumes launch with, by resource type."
   value       = var.create ? { for t in aws_launch_template.this[0].tag_specifications : t.resource_type => t.tags } : {}
 }
+
+output "ami_ssm_parameter" {
+  description = "The SSM parameter whose AMI the instances launch from."
+  value       = var.ami_ssm_parameter
+}
