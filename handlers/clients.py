@@ -54,6 +54,8 @@ def announcer(settings: Settings, logger: Logger, metrics: Metrics) -> Announce:
 
     def announce(event: JobEvent) -> None:
         logger.info("job finished", extra={"job_event": event.model_dump(mode="json")})
+        # Once per job, by the function that ended it: the dashboard's jobs by status.
+        metrics.add_metric(name=f"Jobs_{event.status}", unit=MetricUnit.Count, value=1)
         for _ in job_events(settings).send(event):
             metrics.add_metric(name="JobEventsFailed", unit=MetricUnit.Count, value=1)
 

@@ -186,6 +186,24 @@ module "autoscaling" {
   tags = var.tags
 }
 
+module "dashboard" {
+  source = "./modules/dashboard"
+
+  create                 = var.create_dashboard
+  name                   = var.name
+  region                 = var.region
+  queue_names            = module.queues.queue_names
+  function_names         = module.functions.lambda_function_names
+  cluster_name           = var.create_runners ? module.runners.cluster_name : null
+  service_name           = var.create_runners ? module.runners.service_name : null
+  autoscaling_group_name = var.create_runners ? module.runners.autoscaling_group_name : null
+  alarm_arns             = module.alarms.alarm_arns
+  monthly_budget_usd     = var.monthly_budget_usd
+  budget_emails          = coalesce(var.budget_emails, var.alarm_emails)
+
+  tags = var.tags
+}
+
 module "alarms" {
   source = "./modules/alarms"
 

@@ -120,3 +120,13 @@ output "preflight" {
     create_ecs_service_linked_role           = var.create_ecs_service_linked_role
   }
 }
+
+output "dashboard_url" {
+  description = "The pipeline's CloudWatch dashboard in the console (null without create_dashboard)."
+  value       = module.dashboard.dashboard_url
+}
+
+output "budget_name" {
+  description = "The monthly cost budget (null without monthly_budget_usd)."
+  value       = module.dashboard.budget_name
+}

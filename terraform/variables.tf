@@ -372,6 +372,24 @@ variable "oldest_chunk_age_threshold_s" {
   default     = 1800
 }
 
+variable "create_dashboard" {
+  description = "A CloudWatch dashboard of the pipeline: messages waiting and their age, runner tasks, GPU instances and utilisation, function errors, jobs ended by status, the alarms."
+  type        = bool
+  default     = true
+}
+
+variable "monthly_budget_usd" {
+  description = "A monthly AWS Budgets cost budget (USD) of the resources tagged Deployment = name, mailed at 80% and 100% of actual cost and 100% forecast; null creates none. Budgets sees the tag only once it is activated as a cost allocation tag (Billing console)."
+  type        = number
+  default     = null
+}
+
+variable "budget_emails" {
+  description = "Who the budget mails; null: alarm_emails."
+  type        = list(string)
+  default     = null
+}
+
 variable "alarm_actions" {
   description = "ARNs (e.g. an existing SNS topic) notified by the alarms, besides the alarm topic."
   type        = list(string)

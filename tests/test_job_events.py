@@ -173,7 +173,11 @@ def test_the_completion_that_publishes_a_job_puts_one_event_and_a_repeat_none(
 
 
 def test_a_job_the_splitter_ends_is_announced_once(
-    settings: Settings, bucket: Bucket, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    settings: Settings,
+    bucket: Bucket,
+    bus: Bus,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     aws.client("sqs", settings).create_queue(QueueName=queue_name(settings.queue_prefix, "chunks"))
     bucket.put("inbox/broken.pdf", b"not a pdf at all")  # not the version the event names
@@ -192,9 +196,11 @@ def test_a_job_the_splitter_ends_is_announced_once(
         ("inbox/notes/readme.txt", keys.stray_record("inbox/notes/readme.txt"), "not_pdf"),
     ]
     assert {e["detail"]["status"] for e in ended} == {"failed"}
+    assert _metrics(capsys.readouterr().out)["Jobs_failed"] == 2  # the dashboard's count
     # The same events again (SQS delivers at least once): the jobs have ended, nothing is put.
     assert splitter.lambda_handler(message, Context()) == {"batchItemFailures": []}
     assert bus.delivered() == []
+    assert "Jobs_failed" not in _metrics(capsys.readouterr().out)
 
 
 def test_racing_completions_of_one_job_put_one_event(

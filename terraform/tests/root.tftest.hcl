@@ -187,6 +187,11 @@ run "everything_with_the_repository_mps_scripts" {
   }
 
   assert {
+    condition     = contains([for w in jsondecode(module.dashboard.dashboard_body).widgets : w.properties.title], "GPU instances") && output.dashboard_url == "https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#dashboards/dashboard/pagefleet"
+    error_message = "the dashboard shows the runner fleet when there is one"
+  }
+
+  assert {
     condition     = output.preflight.gpu_ami_release == var.gpu_ami_release && output.preflight.max_runners == jsondecode(file("stack.json")).scaling.max_runners && output.preflight.subnet_ids == var.subnet_ids
     error_message = "the preflight output holds what `pagefleet preflight --stack` checks"
   }

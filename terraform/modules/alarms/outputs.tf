@@ -32,3 +32,15 @@ output "topic_arn" {
   description = "ARN of the alarm topic (null when none is created)."
   value       = try(aws_sns_topic.this[0].arn, null)
 }
+
+output "alarm_arns" {
+  description = "Every alarm of the module (for a dashboard's alarm widget)."
+  value = concat(
+    [for a in aws_cloudwatch_metric_alarm.dead_letter : a.arn],
+    aws_cloudwatch_metric_alarm.oldest_chunk[*].arn,
+    [for a in aws_cloudwatch_metric_alarm.oldest_message : a.arn],
+    [for a in aws_cloudwatch_metric_alarm.lambda_errors : a.arn],
+    [for a in aws_cloudwatch_metric_alarm.lambda_throttles : a.arn],
+    aws_cloudwatch_metric_alarm.task_start_failures[*].arn,
+  )
+}

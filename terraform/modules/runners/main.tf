@@ -421,6 +421,9 @@ resource "aws_autoscaling_group" "this" {
     }
   }
 
+  # Free at one-minute granularity: the dashboard's instance counts.
+  enabled_metrics = ["GroupDesiredCapacity", "GroupInServiceInstances", "GroupPendingInstances"]
+
   lifecycle {
     # The capacity provider owns the desired capacity.
     ignore_changes = [desired_capacity]
