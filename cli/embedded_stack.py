@@ -14,7 +14,7 @@ from types import FrameType
 from cli.failures import Exit, usage
 from cli.views import await_with_progress, emit_json, err, out, record_line, records_table
 from embedded.demo import write_demo_set
-from embedded.pipeline import DrainReport, LocalPipeline, terminal_logs
+from embedded.pipeline import DrainReport, LocalPipeline, RunnerFailed, terminal_logs
 from embedded.server import MotoServer
 from pagefleet import keys
 from pagefleet.models import JobRecord, parsed
@@ -45,21 +45,27 @@ def run(args: argparse.Namespace) -> int:
     logs = terminal_logs(verbose=False, log_file=str(log_file), terminal=True)
     printed: set[str] = set()
 
-    def stream(records: dict[str, JobRecord]) -> None:
-        for rel in sorted(records.keys() - printed):
-            emit_json(record_line(rel, records[rel]))
-            printed.add(rel)
-
     with LocalPipeline(settings, workers=args.workers, logs=logs, keep_jobs_s=10) as pipeline:
+
+        def look(records: dict[str, JobRecord]) -> None:
+            if (failure := pipeline.runner_failure()) is not None:
+                raise failure  # nothing would convert what is left
+            for rel in sorted(records.keys() - printed) if args.json else ():
+                emit_json(record_line(rel, records[rel]))
+                printed.add(rel)
+
         assert pipeline.stack is not None
         bucket = Bucket(pipeline.stack.s3, pipeline.settings.bucket)
         if demo:  # while the stack's processes start
             write_demo_set(source)
             err.print(f"[bold]demo set[/] written to {source}")
-        pipeline.wait_ready()  # pages/s counts conversion, not Python start-up
-        ready = time.perf_counter()
-        submission = Submission.upload(bucket, source)
-        progress = await_with_progress(submission, on_records=stream if args.json else None)
+        try:
+            pipeline.wait_ready()  # pages/s counts conversion, not Python start-up
+            ready = time.perf_counter()
+            submission = Submission.upload(bucket, source)
+            progress = await_with_progress(submission, on_records=look)
+        except RunnerFailed as exc:
+            raise usage(f"the runner stopped: {exc}") from None
         submission.download(where)
     logs.close()
     if not args.json:
@@ -124,7 +130,10 @@ def up(args: argparse.Namespace) -> int:
         if args.out is not None:
             mirror = _Mirror(Bucket(pipeline.stack.s3, settings.bucket), Path(args.out))
         print(_banner(pipeline, args), flush=True)
-        signals.stop.wait()
+        try:
+            pipeline.wait(signals.stop)
+        except RunnerFailed as exc:
+            raise usage(f"the runner stopped: {exc}") from None
         print("stopping: no new uploads are split; draining the jobs in flight", flush=True)
         report = pipeline.drain(args.drain_timeout, hurry=signals.hurry)
         if mirror is not None:

@@ -261,10 +261,10 @@ class LocalPipeline(StopOnExit):
         finally:
             with self._waiting_lock:
                 self._waiting.remove(stop)
-        if (failure := self._runner_failure()) is not None:
+        if (failure := self.runner_failure()) is not None:
             raise failure
 
-    def _runner_failure(self) -> RunnerFailed | None:
+    def runner_failure(self) -> RunnerFailed | None:
         """Why the runner exited, if it did on its own (not by stop_runners)."""
         if self.runner is None or (code := self.runner.poll()) is None:
             return None
@@ -291,7 +291,7 @@ class LocalPipeline(StopOnExit):
         while self.ready_workers() < expected:
             if self.runner is None:
                 raise RunnerFailed("the runner is not running")
-            if (failure := self._runner_failure()) is not None:
+            if (failure := self.runner_failure()) is not None:
                 raise failure
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.ready_workers()} of {expected} workers ready")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from typing import Any
 
 import boto3
 import psutil
+import pytest
 
 from embedded.demo import report_pdf
 from pagefleet.aws import FAKE_CREDENTIALS
@@ -296,3 +298,23 @@ def _runner_workers(up_pid: int, count: int, timeout_s: float = 60) -> list[psut
             return workers
         time.sleep(0.05)  # processes another process starts: nothing to await
     raise TimeoutError("the runner's workers did not start")
+
+
+def test_run_with_a_converter_that_is_not_installed_stops_once_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    if importlib.util.find_spec("marker") is not None:
+        pytest.skip("marker-pdf is installed in this environment")
+    report_pdf(tmp_path / "in" / "a.pdf", sections=1)
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "run", str(tmp_path / "in"), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PAGEFLEET_CONVERTER": "marker"},
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "pagefleet: the runner stopped: converter marker needs marker-pdf: "
+        "pip install 'pagefleet[marker]'"
+    )
