@@ -131,7 +131,8 @@ class RunnerSettings(BaseSettings):
         ge=0,
         description="A pipe's read end whose other end the process that started the runner "
         "holds (`pagefleet up` passes the runner's standard input, 0): at its end of file that "
-        "process is gone, and the runner drains and stops. Unset (ECS): nothing is watched.",
+        "process is gone, and the runner drains and stops (at once, workers killed, when the "
+        "endpoint went with it). Unset (ECS): nothing is watched.",
     )
 
 
