@@ -31,6 +31,7 @@ provider "aws" {
       ec2                    = endpoints.value
       events                 = endpoints.value
       autoscaling            = endpoints.value
+      budgets                = endpoints.value
       applicationautoscaling = endpoints.value
       iam                    = endpoints.value
       kms                    = endpoints.value

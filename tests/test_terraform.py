@@ -96,6 +96,8 @@ def test_the_walkthrough_s_backend_file_does_not_block_the_image_build() -> None
 SERVICE_OF_TYPE_PREFIX = {
     "aws_appautoscaling_": "applicationautoscaling",
     "aws_autoscaling_": "autoscaling",
+    "aws_budgets_": "budgets",
+    "aws_cloudwatch_dashboard": "cloudwatch",
     "aws_cloudwatch_event_": "events",
     "aws_cloudwatch_log_": "cloudwatchlogs",
     "aws_cloudwatch_metric_alarm": "cloudwatch",
