@@ -473,3 +473,65 @@ def symbol_list(folder: Path) -> Path:
     path = folder / "symbol_list.pdf"
     pdf.output(str(path))
     return path
+
+
+# A listing and its indents, the way the tests expect it back.
+LISTING = [
+    "def flow(depth, width):",
+    "    area = depth * width",
+    "    if area > 10:",
+    '        return "wide"',
+    '    return "narrow"',
+]
+
+
+def code_listing(folder: Path) -> Path:
+    """A paragraph, a listing in Courier (the first two lines indented by spaces, the rest by
+    their place on the line), a paragraph that names code in Courier on a line of its own."""
+    pdf = _new()
+    _para(pdf, "The helper below tells wide rivers from narrow ones:")
+    pdf.set_font("Courier", "", 10)
+    for k, line in enumerate(LISTING):
+        if k < 2:
+            pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+        else:
+            code = line.lstrip(" ")
+            pdf.set_x(pdf.l_margin + pdf.get_string_width(" ") * (len(line) - len(code)))
+            pdf.cell(0, 5, code, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(4)
+    pdf.set_font("Helvetica", "", 10)
+    pdf.cell(
+        0,
+        5,
+        "Each call of the helper reads the depth and width it is given, and the",
+        new_x="LMARGIN",
+        new_y="NEXT",
+    )
+    pdf.set_font("Courier", "", 10)
+    pdf.cell(0, 5, "flow_of_the_river_at_the_gauge(depth, width)", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.cell(
+        0,
+        5,
+        "helper names the result after the width of the channel it measured.",
+        new_x="LMARGIN",
+        new_y="NEXT",
+    )
+    path = folder / "code_listing.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def junk_labels(folder: Path) -> Path:
+    """A paragraph, then what a chart set in a subset font without a Unicode map yields: its
+    labels in Times, whose codes on the page run !, ", # as first used, and a large one."""
+    pdf = _new()
+    _para(pdf, LOREM)
+    pdf.set_font("Times", "", 8)
+    pdf.cell(0, 5, '!"# $!"# %!"# &!"#', new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Times", "", 20)
+    pdf.cell(0, 10, '#"', new_x="LMARGIN", new_y="NEXT")
+    _para(pdf, "The survey ends with the delta.")
+    path = folder / "junk_labels.pdf"
+    pdf.output(str(path))
+    return path

@@ -250,3 +250,17 @@ def test_a_bullet_set_large_is_a_list_item_not_a_heading() -> None:
     lines = render_document([page]).splitlines()
     assert "# Slide title" in lines
     assert "- A large bullet point" in lines
+
+
+def test_a_listing_is_fenced_longer_than_the_backticks_it_holds() -> None:
+    # Characters 6 points wide: the second line starts 5 of them in.
+    code: TextBlock = {
+        "bbox": [72, 100, 156, 122],
+        "lines": [
+            {"bbox": [72, 100, 132, 110], "spans": [{"t": 'md = "```"', "s": 10, "m": True}]},
+            {"bbox": [102, 112, 156, 122], "spans": [{"t": "print(md)", "s": 10, "m": True}]},
+        ],
+        "code": True,
+    }
+    page: Page = {"number": 1, "ocr": False, "width": 612, "height": 792, "blocks": [code]}
+    assert render_document([page]) == '````\nmd = "```"\n     print(md)\n````\n'

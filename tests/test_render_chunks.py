@@ -57,7 +57,8 @@ def generated(seed: int, pages: int = 40) -> tuple[list[Page], list[OutlineEntry
     one on just about the threshold's share of pages), page numbers, heading sizes (a larger
     one only near the end), run-in bold headings, paragraphs and lists across page breaks,
     hyphenation that only a word elsewhere in the document repairs, footnotes, tables, a plot's
-    labels, OCR pages and an outline pointing at headings on the page, before or after."""
+    labels, code listings, OCR pages and an outline pointing at headings on the
+    page, before or after."""
     rng = random.Random(seed)
     out: list[Page] = []
     outline: list[OutlineEntry] = []
@@ -124,6 +125,12 @@ def generated(seed: int, pages: int = 40) -> tuple[list[Page], list[OutlineEntry
                     lines.append(_line(72, y + 12 * len(lines), "made weir of the basin."))
                 blocks.append(_block(lines))
                 y += 12 * len(lines) + 10
+        if number % 5 == 2:
+            listing = [
+                _line(72, 560, "for gauge in basin:", 9.0),
+                _line(90, 570, "read(gauge)", 9.0),
+            ]
+            blocks.append({**_block(listing), "code": True})
         if rng.random() < 0.4:
             # The page ends mid-sentence: the next page's first block carries the paragraph on.
             blocks.append(_block([_line(72, 600 + 12 * i, _sentence(rng, 9)) for i in range(3)]))

@@ -121,8 +121,9 @@ class ChunkStats:
                     continue
                 lines[pi, bi] = kept
                 texts = [line_text(line) for line in kept]
-                # A plot's labels are never a heading; OCR has no font sizes to rank.
-                if not block.get("fig") and not ocr:
+                # A plot's labels or a listing are never a heading; OCR has no font sizes to
+                # rank.
+                if not block.get("fig") and not block.get("code") and not ocr:
                     shapes[page["number"], bi] = heading_shape(kept, texts)
                 # No word runs across a line break: the lines are searched in one go.
                 vocabulary.update(map(str.lower, WORD.findall("\n".join(texts))))

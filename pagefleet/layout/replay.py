@@ -154,6 +154,8 @@ def _write(
                 kind = "table"
             elif block.get("fig"):
                 kind = "figure"
+            elif block.get("code"):
+                kind = "code"
             elif i in notes and ref not in done.bookmarked:
                 kind = "note"
             else:
@@ -206,6 +208,7 @@ def _footnotes(blocks: list[Block], height: float, body: float) -> set[int]:
         i
         for i, b in enumerate(blocks)
         if "lines" in b
+        and not b.get("code")
         and b["bbox"][1] >= height * 0.6
         and max(line_size(line) for line in b["lines"]) <= body * 0.9
     }

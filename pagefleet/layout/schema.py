@@ -23,6 +23,7 @@ class Span(TypedDict):
     b: NotRequired[bool]  # bold
     i: NotRequired[bool]  # italic
     u: NotRequired[str]  # external link target; links into other pages are dropped (rule 5)
+    m: NotRequired[bool]  # monospaced font (a code listing's, or code inline)
 
 
 class Line(TypedDict):
@@ -38,6 +39,7 @@ class TextBlock(TypedDict):
     bbox: Bbox
     lines: list[Line]
     fig: NotRequired[bool]  # the labels of a plot: one block of figure text, never a heading
+    code: NotRequired[bool]  # a code listing: its lines kept as set, never a heading
 
 
 @final

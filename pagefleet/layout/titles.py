@@ -60,7 +60,8 @@ def find_titles(
         if (pi, bi) not in words:
             lines = kept.get((pi, bi))
             short = lines is not None and len(lines) <= _TITLE_MAX_LINES
-            if lines is None or not short or pages[pi]["blocks"][bi].get("fig"):
+            block = pages[pi]["blocks"][bi]
+            if lines is None or not short or block.get("fig") or block.get("code"):
                 words[pi, bi] = None
             else:
                 words[pi, bi] = _title_words(" ".join(map(line_text, lines)))

@@ -7,6 +7,7 @@ same state write the same from there, which is what lets a chunk be written on i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
 from dataclasses import dataclass, field
 
@@ -19,14 +20,16 @@ from pagefleet.layout.inline import (
     table_cell,
 )
 from pagefleet.layout.schema import Block, TextBlock
-from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_text
+from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_text, listing_text
+
+_BACKTICKS = re.compile(r"`+")
 
 # The records built per block are plain tuples, not NamedTuples: building a NamedTuple costs
 # several times as much, and with them rendering took 5-8% longer.
-# (kind, markdown): kind is "para", "heading", "bullet", "ordered", "note" or "table".
+# (kind, markdown): kind is "para", "heading", "bullet", "ordered", "note", "table" or "code".
 Part = tuple[str, str]
 # A block for the writer: (kind, block, page number, heading level); kind is "table",
-# "figure", "note" or "text".
+# "figure", "code", "note" or "text".
 Event = tuple[str, Block, int, int | None]
 # What the writer's next steps depend on (see Writer.state).
 WriterState = tuple[
@@ -89,6 +92,8 @@ class Writer:
             self.table(block["rows"])
         elif kind == "figure":
             self.figure(block)
+        elif kind == "code":
+            self.code(block)
         elif kind == "note":
             self.footnote(block)
         else:
@@ -157,6 +162,15 @@ class Writer:
         text = plain_text(block["lines"], self.vocabulary)
         if text:
             self.parts.append(("para", escape_block_start(text)))
+
+    def code(self, block: TextBlock) -> None:
+        """A code listing, fenced, its lines and their indents as set."""
+        self.close()
+        self.list_indents.clear()
+        text = listing_text(block["lines"])
+        longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+        fence = "`" * max(3, longest + 1)
+        self.parts.append(("code", f"{fence}\n{text}\n{fence}"))
 
     def footnote(self, block: TextBlock) -> None:
         text = inline_markdown(block["lines"], self.vocabulary)

@@ -44,7 +44,7 @@ __all__ = [
 
 NAME = "text-layer"
 # The layout format and its rendering change with this package and with pdftext.
-VERSION = f"1.0+pdftext{_dist_version('pdftext')}"
+VERSION = f"1.1+pdftext{_dist_version('pdftext')}"
 
 
 def extract_pages(

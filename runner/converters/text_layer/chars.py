@@ -4,7 +4,7 @@
 ``deduplicate_chars`` made faster: they give the same :class:`PageChars` (the tests compare
 them with pdftext's on every kind of page they make), through the prototypes of
 :mod:`.pdfium_calls`. :func:`visible` then drops what is off the visible page or drawn
-invisible.
+invisible, and :func:`readable` what decodes to no text.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pdftext.pdf.chars import PageChars, _empty_page_chars
 
+from pagefleet.layout.segment import BULLETS
 from runner.converters.text_layer.pdfium_calls import (
     GET_ANGLE,
     GET_BOX,
@@ -33,7 +34,7 @@ from runner.converters.text_layer.pdfium_calls import (
 )
 
 if TYPE_CHECKING:
-    from runner.converters.text_layer.objects import PageObjects
+    from runner.converters.text_layer.objects import PageObjects, Placed
 
 # pdfium's mark for a hyphen it saw at a line break.
 HYPHEN = "\x02"
@@ -45,6 +46,12 @@ _WORD_BREAK_CODES = np.array([2, 10, 32], dtype=np.uint32)
 _EDGE = 1.0
 # A longer font name is asked again into a buffer of its length.
 _FONT_NAME_BYTES = 256
+# Tab, line breaks and pdfium's hyphen are the control codes text has.
+_KEPT_CONTROLS = np.array([2, 9, 10, 13], dtype=np.uint32)
+_BULLET_CODES = np.array([ord(c) for c in BULLETS], dtype=np.uint32)
+# The codes a subset font numbered as it met its glyphs starts with, among its first uses.
+_SEQUENCE = [0x21, 0x22, 0x23]
+_SEQUENCE_SEEN = 64
 
 
 def page_size(bbox: list[float] | tuple[float, ...]) -> tuple[int, int]:
@@ -58,6 +65,38 @@ def page_rotation(page: pdfium.PdfPage) -> int:
         return int(page.get_rotation())
     except pdfium.PdfiumError:
         return 0
+
+
+def layout_boxes(
+    left: np.ndarray,
+    bottom: np.ndarray,
+    right: np.ndarray,
+    top: np.ndarray,
+    bbox: list[float] | tuple[float, ...],
+    rotation: int,
+) -> np.ndarray:
+    """Boxes in PDF space as pdftext places its characters: origin at the visible page's top
+    left, y down, the page's rotation applied; one (x0, y0, x1, y1) row per box."""
+    page_width, page_height = page_size(bbox)
+    cx_start = left - bbox[0]
+    cx_end = right - bbox[0]
+    ty_start = page_height - (bottom - bbox[1])
+    ty_end = page_height - (top - bbox[1])
+    x0, x1 = np.minimum(cx_start, cx_end), np.maximum(cx_start, cx_end)
+    y0, y1 = np.minimum(ty_start, ty_end), np.maximum(ty_start, ty_end)
+    if rotation:
+        if rotation == 90:
+            nx0, ny0, nx1, ny1 = page_height - y1, x0, page_height - y0, x1
+        elif rotation == 180:
+            nx0, ny0 = page_width - x1, page_height - y1
+            nx1, ny1 = page_width - x0, page_height - y0
+        elif rotation == 270:
+            nx0, ny0, nx1, ny1 = y0, page_width - x1, y1, page_width - x0
+        else:
+            nx0, ny0, nx1, ny1 = x0, y0, x1, y1
+        x0, y0 = np.minimum(nx0, nx1), np.minimum(ny0, ny1)
+        x1, y1 = np.maximum(nx0, nx1), np.maximum(ny0, ny1)
+    return np.stack([x0, y0, x1, y1], axis=1)
 
 
 def read_chars(
@@ -75,8 +114,6 @@ def read_chars(
     n = textpage.count_chars()
     if n == 0:
         return _empty_page_chars([]), np.zeros(0, dtype=np.uint64)
-    x_start, y_start = bbox[0], bbox[1]
-    page_width, page_height = page_size(bbox)
     tp = address(textpage.raw)
     name_buffer = ctypes.create_string_buffer(_FONT_NAME_BYTES)
     flags = ctypes.c_int()
@@ -124,30 +161,11 @@ def read_chars(
     if lone.any():  # a lone surrogate (a broken ToUnicode map) cannot be encoded
         code_array[lone] = 0xFFFD
         codes = code_array.tolist()
-    # pdftext's transform: origin shift, y flip, the page's rotation.
-    cx_start = box_l - x_start
-    cx_end = box_r - x_start
-    ty_start = page_height - (box_b - y_start)
-    ty_end = page_height - (box_t - y_start)
-    x0, x1 = np.minimum(cx_start, cx_end), np.maximum(cx_start, cx_end)
-    y0, y1 = np.minimum(ty_start, ty_end), np.maximum(ty_start, ty_end)
-    if rotation:
-        if rotation == 90:
-            nx0, ny0, nx1, ny1 = page_height - y1, x0, page_height - y0, x1
-        elif rotation == 180:
-            nx0, ny0 = page_width - x1, page_height - y1
-            nx1, ny1 = page_width - x0, page_height - y0
-        elif rotation == 270:
-            nx0, ny0, nx1, ny1 = y0, page_width - x1, y1, page_width - x0
-        else:
-            nx0, ny0, nx1, ny1 = x0, y0, x1, y1
-        x0, y0 = np.minimum(nx0, nx1), np.minimum(ny0, ny1)
-        x1, y1 = np.maximum(nx0, nx1), np.maximum(ny0, ny1)
     chars = PageChars(
         "".join(map(chr, codes)),
         code_array,
         angles,
-        np.stack([x0, y0, x1, y1], axis=1),
+        layout_boxes(box_l, box_b, box_r, box_t, bbox, rotation),
         np.array(font_ids, dtype=np.int32),
         fonts,
         np.arange(n, dtype=np.int64),
@@ -219,17 +237,7 @@ def deduplicate(chars: PageChars) -> PageChars:
             keep[w] = True
     if keep.all():
         return chars
-    kept = np.repeat(keep, word_ends - word_starts)
-    kept_codes = codes[kept]
-    return PageChars(
-        "".join(map(chr, kept_codes.tolist())),
-        kept_codes,
-        rotations[kept],
-        boxes[kept],
-        font_ids[kept],
-        chars.fonts,
-        chars.char_indices[kept],
-    )
+    return _kept(chars, np.repeat(keep, word_ends - word_starts))
 
 
 def visible(
@@ -260,14 +268,52 @@ def visible(
         keep &= ~hidden
     # Line breaks and spaces pdfium generates carry no position worth trusting.
     keep |= np.isin(chars.codes, LAYOUT_CODES)
-    if keep.all():
+    return chars if keep.all() else _kept(chars, keep)
+
+
+def readable(chars: PageChars) -> PageChars:
+    """The characters that decode to text.
+
+    Dropped: control codes and private-use code points (the glyphs of a symbol font without a
+    Unicode map; the bullets among them stay, lists are told by them), and every character of
+    a font whose codes on the page run ``!``, ``"``, ``#`` in the order they are first used: a
+    subset font that numbered its glyphs as it met them, whose codes mean nothing as text (the
+    labels of a chart come out as ``$!"#``).
+    """
+    codes = chars.codes
+    if not len(codes):
         return chars
+    odd = (codes < 0x20) | (codes >= 0x7F)
+    if odd.any():
+        private = ((codes >= 0xE000) & (codes <= 0xF8FF)) | (codes >= 0xF0000)
+        junk = odd & ~np.isin(codes, _KEPT_CONTROLS) & ((codes <= 0x9F) | private)
+        junk &= ~np.isin(codes, _BULLET_CODES)
+    else:
+        junk = odd
+    if not (codes == _SEQUENCE[0]).any():
+        return _kept(chars, ~junk) if junk.any() else chars
+    solid = np.flatnonzero(~junk & ~np.isin(codes, LAYOUT_CODES))
+    names: dict[str, int] = {}
+    name_of = np.array([names.setdefault(f["name"], len(names)) for f in chars.fonts])
+    fonts = name_of[chars.font_ids] if len(name_of) else np.zeros(len(codes), dtype=np.int64)
+    firsts, at = np.unique(fonts[solid], return_index=True)
+    for font, first in zip(firsts.tolist(), solid[at].tolist(), strict=True):
+        if codes[first] != _SEQUENCE[0]:
+            continue
+        used = codes[solid[fonts[solid] == font][:_SEQUENCE_SEEN]].tolist()
+        if list(dict.fromkeys(used))[: len(_SEQUENCE)] == _SEQUENCE:
+            junk |= fonts == font
+    return _kept(chars, ~junk) if junk.any() else chars
+
+
+def _kept(chars: PageChars, keep: np.ndarray) -> PageChars:
+    """``chars`` where ``keep`` is true."""
     codes = chars.codes[keep]
     return PageChars(
         "".join(map(chr, codes.tolist())),
         codes,
         chars.rotations[keep],
-        boxes[keep],
+        chars.boxes[keep],
         chars.font_ids[keep],
         chars.fonts,
         chars.char_indices[keep],
@@ -277,7 +323,7 @@ def visible(
 def _invisible_chars(
     chars: PageChars,
     textpage: pdfium.PdfTextPage,
-    images: list[tuple[float, float, float, float]],
+    images: list[Placed],
     text_objects: np.ndarray,
 ) -> np.ndarray | None:
     """Mask of the characters drawn invisible and not over an image; None when there are none.
@@ -316,7 +362,7 @@ def _invisible_chars(
         first = int(chars.char_indices[firsts[k]])
         pdfium_c.FPDFText_GetCharBox(raw, first, left, right, bottom, top)
         x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-        if any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in images):
+        if any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1, _ in images):
             continue  # the OCR layer of a scan
         if hidden is None:
             hidden = np.zeros(len(codes), dtype=bool)

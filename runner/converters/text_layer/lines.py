@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
+from bisect import bisect_left
 from collections import Counter
+from itertools import pairwise
+from statistics import median
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -16,17 +20,32 @@ from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
 from pdftext.postprocessing import postprocess_text
 
 from pagefleet.layout.schema import Line, Span
-from runner.converters.text_layer.chars import HYPHEN, deduplicate, read_chars, visible
+from runner.converters.text_layer.chars import (
+    HYPHEN,
+    LAYOUT_CODES,
+    deduplicate,
+    read_chars,
+    readable,
+    visible,
+)
 from runner.converters.text_layer.links import EXTERNAL, merge_links
 from runner.converters.text_layer.objects import PageObjects
 from runner.converters.text_layer.pdfium_calls import GET_FONT_SIZE, GET_MATRIX, address
 
+_FIXED_PITCH = 1
 _ITALIC = 1 << 6
 _FORCE_BOLD = 1 << 18
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 _ITALIC_NAMES = ("italic", "oblique")
+# Monospaced fonts by name: most embedded fonts leave the fixed-pitch flag unset (TeX's
+# typewriter fonts among them).
+_MONO_NAMES = re.compile(
+    r"mono|courier|consol|cmtt|lmtt|txtt|typewriter|inconsolata|menlo|monaco|andale|"
+    r"nimbusmon|lettergothic|fixed|sourcecode|firacode|cascadia|ocr-?[ab]\b|pcrr|ucrr"
+)
 # A gap this many font sizes wide inside a pdftext line separates two cells or columns.
 _CELL_GAP = 2.0
+_LAYOUT_CHARS = frozenset(map(chr, LAYOUT_CODES.tolist()))
 
 
 def text_lines(
@@ -40,7 +59,7 @@ def text_lines(
 ) -> tuple[list[Line], PageChars]:
     """The page's text lines, and the visible characters they were made of."""
     chars, text_objects = read_chars(textpage, bbox, rotation)
-    chars = deduplicate(visible(chars, page, textpage, objects, text_objects))
+    chars = readable(deduplicate(visible(chars, page, textpage, objects, text_objects)))
     spans = get_spans(chars, superscript_height_threshold=0.7, need_chars=False)
     raw_lines = get_lines(spans)
     assign_scripts(raw_lines, height_threshold=0.7)
@@ -48,10 +67,11 @@ def text_lines(
         merge_links(raw_lines, chars, pdf, page, index, bbox, rotation)
     tp = address(textpage.raw)
     matrix = pdfium_c.FS_MATRIX()
+    mono = _Monospaced(chars)
     lines: list[Line] = []
     for raw in raw_lines:
         for pieces in _pieces(raw["spans"]):
-            line = _line(pieces, tp, matrix)
+            line = _line(pieces, tp, matrix, mono)
             if line is not None:
                 if len(pieces) == len(raw["spans"]):
                     line["bbox"] = _round_box(raw["bbox"].bbox)
@@ -76,12 +96,16 @@ def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return out
 
 
-def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any) -> Line | None:
+def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospaced) -> Line | None:
     out_spans: list[Span] = []
     soft_hyphen = False
     boxes = []
     for raw_span in raw_spans:
-        text = postprocess_text(raw_span["text"])
+        text = raw_span["text"]
+        monospaced = raw_span["font"] in mono
+        if monospaced:
+            text = mono.spaced(text, raw_span["char_start_idx"])
+        text = postprocess_text(text)
         if HYPHEN in text:
             soft_hyphen = text.rstrip().endswith(HYPHEN)
             text = text.replace(HYPHEN, "-")
@@ -90,14 +114,16 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any) -> Line | None:
             continue
         if text.strip():
             boxes.append(raw_span["bbox"].bbox)
-        span = _span(text, raw_span, tp, matrix)
+        span = _span(text, raw_span, tp, matrix, monospaced)
         _append(out_spans, span)
     while out_spans and not out_spans[-1]["t"].strip():
         out_spans.pop()
     if not out_spans:
         return None
     out_spans[-1]["t"] = out_spans[-1]["t"].rstrip()
-    out_spans[0]["t"] = out_spans[0]["t"].lstrip()
+    if not out_spans[0].get("m"):
+        # Spaces that open a line of code are its indent, inside the line's box.
+        out_spans[0]["t"] = out_spans[0]["t"].lstrip()
     box = [
         min(b[0] for b in boxes),
         min(b[1] for b in boxes),
@@ -110,8 +136,9 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any) -> Line | None:
     return line
 
 
-def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any) -> Span:
-    """``raw`` of text page ``tp`` (an address) as a layout span; ``matrix`` is scratch."""
+def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any, monospaced: bool) -> Span:
+    """``raw`` of text page ``tp`` (an address) as a layout span, set in a ``monospaced`` font
+    or not; ``matrix`` is scratch."""
     font = raw["font"]
     start, end = raw["char_start_idx"], raw["char_end_idx"]
     size = font["size"] * _scale(tp, start, matrix)
@@ -132,10 +159,58 @@ def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any) -> Span:
         span["b"] = True
     if flags & _ITALIC or any(n in name for n in _ITALIC_NAMES):
         span["i"] = True
+    if monospaced:
+        span["m"] = True
     url = raw.get("url") or ""
     if url.startswith(EXTERNAL):
         span["u"] = url
     return span
+
+
+def _is_mono(font: dict[str, Any]) -> bool:
+    return bool((font["flags"] or 0) & _FIXED_PITCH or _MONO_NAMES.search(font["name"].lower()))
+
+
+class _Monospaced:
+    """A page's monospaced fonts, and where its characters start: read from its
+    :class:`PageChars` once, as many spans a page ask."""
+
+    def __init__(self, chars: PageChars) -> None:
+        # pdftext's spans hold the font dicts of ``chars.fonts`` themselves.
+        self.fonts = {id(font) for font in chars.fonts if _is_mono(font)}
+        self.text = chars.text
+        self.indices = chars.char_indices.tolist() if self.fonts else []
+        self.starts = chars.boxes[:, 0].tolist() if self.fonts else []
+
+    def __contains__(self, font: object) -> bool:
+        return id(font) in self.fonts
+
+    def spaced(self, text: str, start: int) -> str:
+        """A monospaced span's text with as many spaces as its gaps are characters wide:
+        pdfium writes one space for any gap, and a listing's indents and columns are in those
+        widths. ``start`` is the span's first character in the text page."""
+        if " " not in text:
+            return text
+        at = bisect_left(self.indices, start)
+        if self.text[at : at + len(text)] != text:
+            return text
+        solid = [k for k, c in enumerate(text) if c not in _LAYOUT_CHARS]
+        xs = self.starts
+        steps = [xs[at + b] - xs[at + a] for a, b in pairwise(solid) if b == a + 1]
+        advance = median(steps) if steps else 0.0
+        if advance <= 0:
+            return text
+        lead = text[: solid[0]]
+        if lead and not lead.strip(" "):  # pdfium writes one space for an indent too
+            lead = " " * max(round((xs[at + solid[0]] - xs[at]) / advance), 1)
+        out = [lead + text[solid[0]]]
+        for a, b in pairwise(solid):
+            between = text[a + 1 : b]
+            if between and not between.strip(" "):
+                between = " " * max(round((xs[at + b] - xs[at + a]) / advance) - 1, 1)
+            out.append(between + text[b])
+        out.append(text[solid[-1] + 1 :])
+        return "".join(out)
 
 
 def _scale(tp: int, index: int, matrix: Any) -> float:
