@@ -475,6 +475,8 @@ def symbol_list(folder: Path) -> Path:
     return path
 
 
+# The colour of the charts' bars: a rendered crop of the chart must show it.
+BAR = (200, 30, 30)
 # A listing and its indents, the way the tests expect it back.
 LISTING = [
     "def flow(depth, width):",
@@ -483,6 +485,83 @@ LISTING = [
     '        return "wide"',
     '    return "narrow"',
 ]
+
+
+def photo(folder: Path, size: tuple[int, int] = (120, 90)) -> Path:
+    """A PNG of ``size`` pixels with a pattern no two pixels rows share (quadrants, a ramp)."""
+    from PIL import Image
+
+    width, height = size
+    image = Image.new("RGB", size)
+    image.putdata(
+        [
+            (
+                (x * 255) // width,
+                (y * 255) // height,
+                255 if (x < width // 2) == (y < height // 2) else 0,
+            )
+            for y in range(height)
+            for x in range(width)
+        ]
+    )
+    path = folder / f"photo-{width}x{height}.png"
+    image.save(path)
+    return path
+
+
+def _bar_chart(pdf: FPDF, x: float, y: float) -> None:
+    """A bar chart drawn with paths: axes, ticks, five bars, a line through them, its labels
+    set in small type along the axes and a legend."""
+    pdf.set_draw_color(0, 0, 0)
+    pdf.set_line_width(0.3)
+    pdf.line(x, y, x, y + 50)  # y axis
+    pdf.line(x, y + 50, x + 90, y + 50)  # x axis
+    pdf.set_font("Helvetica", "", 6)
+    for k in range(5):
+        tick = y + 50 - 10 * k
+        pdf.line(x - 1.5, tick, x, tick)
+        pdf.text(x - 7, tick + 1, str(10 * k))
+    pdf.set_fill_color(*BAR)
+    heights = (12, 30, 22, 41, 17)
+    for k, h in enumerate(heights):
+        pdf.rect(x + 6 + 17 * k, y + 50 - h, 10, h, style="F")
+        pdf.text(x + 9 + 17 * k, y + 54, "ABCDE"[k])
+    pdf.polyline([(x + 11 + 17 * k, y + 45 - h) for k, h in enumerate(heights)])
+    pdf.text(x + 60, y + 4, "Rain (mm)")
+
+
+def figures(folder: Path) -> Path:
+    """Page 1: a paragraph, a photo (and an icon too small to keep), a paragraph, a bar chart
+    drawn with paths and its caption, a paragraph. Page 2: a ruled table inside a page
+    border, with a rule under the heading."""
+    pdf = _new()
+    _heading(pdf, "Gauging Stations", 16)
+    _para(pdf, LOREM)
+    pdf.image(str(photo(folder)), x=20, y=pdf.get_y(), w=60)
+    pdf.image(str(photo(folder, (16, 16))), x=150, y=pdf.get_y(), w=8)
+    pdf.set_y(pdf.get_y() + 50)
+    _para(pdf, "The stations were read every morning before the gauges were cleaned.")
+    top = pdf.get_y() + 4
+    _bar_chart(pdf, 40, top)
+    pdf.set_y(top + 60)
+    _para(pdf, "Figure 1: Rain at five stations.")
+    _para(pdf, LOREM)
+    pdf.add_page()
+    pdf.rect(10, 10, 190, 277)  # the page's border
+    _heading(pdf, "Rivers", 14)
+    pdf.line(20, pdf.get_y(), 190, pdf.get_y())
+    pdf.ln(4)
+    pdf.set_font("Helvetica", "", 10)
+    with pdf.table() as table:
+        for values in TABLE:
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    pdf.ln(4)
+    _para(pdf, "The table ends here.")
+    path = folder / "figures.pdf"
+    pdf.output(str(path))
+    return path
 
 
 def code_listing(folder: Path) -> Path:

@@ -1,15 +1,104 @@
-"""Listings and glyphs without meaning in the text-layer converter: code fenced with its
-indents, junk left out."""
+"""Pictures, listings and glyphs without meaning in the text-layer converter: images and
+drawings written as assets and linked where they stand, code fenced with its indents, junk
+left out; the same whole or in chunks (rule 5)."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import unicodedata
 from pathlib import Path
+from typing import cast
 
+import pytest
+from PIL import Image
+
+from pagefleet.keys import ASSET_LINK_PREFIX, ASSET_NAME_BYTES
+from pagefleet.layout import render_document
+from pagefleet.layout.schema import Page
 from pagefleet.layout.segment import BULLETS
-from runner.converters.text_layer import convert_document
+from pagefleet.settings import Settings
+from runner.converters.text_layer import TextLayerConverter, convert_document, extract_pages
 from tests import layout_pdfs
 from tests.conftest import corpus_dir
+
+
+def _converted(pdf: Path, folder: Path, first: int = 1) -> tuple[list[Page], str]:
+    """The converter's pages of ``pdf`` with its assets in ``folder``, and their Markdown."""
+    folder.mkdir(exist_ok=True)
+    pages = TextLayerConverter(Settings(ocr="off")).convert(pdf, first, folder)
+    layouts = [cast(Page, p.layout) for p in pages]
+    return layouts, render_document(layouts)
+
+
+def _link(name: str) -> str:
+    return f"![]({ASSET_LINK_PREFIX}{name})"
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """The figures PDF, the assets folder of its conversion, and its Markdown."""
+    folder = tmp_path_factory.mktemp("figures")
+    pdf = layout_pdfs.figures(folder)
+    _, markdown = _converted(pdf, folder / "assets")
+    return pdf, folder / "assets", markdown
+
+
+def test_an_image_is_written_as_it_is_and_linked_where_it_stands(
+    figures: tuple[Path, Path, str],
+) -> None:
+    pdf, assets, markdown = figures
+    image, chart = "page-00001-image-1.png", "page-00001-figure-1.png"
+    # The icon under 32 pixels is left out; the page border and the rule draw nothing.
+    assert sorted(p.name for p in assets.iterdir()) == [chart, image]
+    assert all(len(name.encode()) <= ASSET_NAME_BYTES for name in (image, chart))
+    with Image.open(assets / image) as written, Image.open(pdf.parent / "photo-120x90.png") as src:
+        assert written.size == src.size
+        assert written.convert("RGB").tobytes() == src.convert("RGB").tobytes()
+    # Between the paragraphs it stands between.
+    before = markdown.index("a book.")
+    at = markdown.index(_link(image))
+    assert before < at < markdown.index("The stations were read")
+
+
+def test_a_drawing_is_rendered_its_labels_with_it_and_its_caption_stays_text(
+    figures: tuple[Path, Path, str],
+) -> None:
+    _, assets, markdown = figures
+    chart = "page-00001-figure-1.png"
+    at = markdown.index(_link(chart))
+    assert markdown.index("The stations were read") < at < markdown.index("Figure 1: Rain")
+    # The labels are in the picture, not the text: ticks, bar names, the legend.
+    assert "Rain (mm)" not in markdown
+    assert not re.search(r"^\s*(?:0 10|A B C)", markdown, re.MULTILINE)
+    with Image.open(assets / chart) as rendered:
+        # 90 mm of axis, its tick labels and legend, at twice the page's resolution.
+        assert 500 < rendered.width < 620 and 280 < rendered.height < 360
+        colours = rendered.convert("RGB").getcolors(rendered.width * rendered.height) or []
+        assert layout_pdfs.BAR in {colour for _, colour in colours}
+
+
+def test_a_ruled_table_in_a_page_border_stays_a_table(figures: tuple[Path, Path, str]) -> None:
+    _, _, markdown = figures
+    assert "| River | Length km | Outflow |\n| --- | --- | --- |\n| Nile |" in markdown
+    assert "page-00002" not in markdown
+
+
+def test_pictures_are_the_same_whole_and_in_chunks(
+    figures: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    pdf, assets, markdown = figures
+    pages: list[Page] = []
+    for chunk, first in layout_pdfs.split(pdf, tmp_path, 1):
+        pages += _converted(chunk, tmp_path / "assets", first)[0]
+    assert _digests(tmp_path / "assets") == _digests(assets)
+    assert render_document(pages) == markdown == convert_document(pdf, ocr="off")
+    # Written or not, the layouts link the same pictures.
+    assert pages == extract_pages(pdf, 1, ocr="off")
 
 
 def test_a_code_listing_is_fenced_with_its_line_breaks_and_indents(tmp_path: Path) -> None:

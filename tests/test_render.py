@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pagefleet.keys import ASSET_LINK_PREFIX
 from pagefleet.layout import render_document
 from pagefleet.layout.outline import read_outline
-from pagefleet.layout.schema import Line, Page, TextBlock
+from pagefleet.layout.schema import ImageBlock, Line, Page, TextBlock
 from runner.converters.text_layer import convert_document, extract_pages
 from tests import layout_pdfs
 
@@ -250,6 +251,36 @@ def test_a_bullet_set_large_is_a_list_item_not_a_heading() -> None:
     lines = render_document([page]).splitlines()
     assert "# Slide title" in lines
     assert "- A large bullet point" in lines
+
+
+def _text(y: float, text: str, x: float = 72, size: float = 10) -> TextBlock:
+    bbox = [x, y, x + 5 * len(text), y + size]
+    return {"bbox": bbox, "lines": [{"bbox": bbox, "spans": [{"t": text, "s": size}]}]}
+
+
+def test_a_picture_waits_for_the_paragraph_it_interrupts() -> None:
+    # A picture at the top of a page, before the rest of a sentence the page before left open.
+    words = "the gauges were read at dawn and again at dusk every"
+    lines = [_text(600 + 12 * i, words)["lines"][0] for i in range(3)]
+    page1: Page = {
+        "number": 1,
+        "ocr": False,
+        "width": 612,
+        "height": 792,
+        "blocks": [{"bbox": [72, 600, 400, 636], "lines": lines}],
+    }
+    picture: ImageBlock = {"bbox": [72, 60, 400, 200], "image": "page-00002-image-1.png"}
+    page2: Page = {
+        "number": 2,
+        "ocr": False,
+        "width": 612,
+        "height": 792,
+        "blocks": [picture, _text(220, "day of the flood."), _text(240, "Next.")],
+    }
+    paragraph, image, after = render_document([page1, page2]).strip().split("\n\n")
+    assert paragraph == " ".join([words] * 3) + " day of the flood."
+    assert image == f"![]({ASSET_LINK_PREFIX}page-00002-image-1.png)"
+    assert after == "Next."
 
 
 def test_a_listing_is_fenced_longer_than_the_backticks_it_holds() -> None:

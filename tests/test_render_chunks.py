@@ -57,7 +57,7 @@ def generated(seed: int, pages: int = 40) -> tuple[list[Page], list[OutlineEntry
     one on just about the threshold's share of pages), page numbers, heading sizes (a larger
     one only near the end), run-in bold headings, paragraphs and lists across page breaks,
     hyphenation that only a word elsewhere in the document repairs, footnotes, tables, a plot's
-    labels, code listings, OCR pages and an outline pointing at headings on the
+    labels, pictures and code listings, OCR pages and an outline pointing at headings on the
     page, before or after."""
     rng = random.Random(seed)
     out: list[Page] = []
@@ -72,6 +72,10 @@ def generated(seed: int, pages: int = 40) -> tuple[list[Page], list[OutlineEntry
         if number in rare:
             blocks.append(_block([_line(400, y, "Draft for review")]))
         y = 90.0
+        if open_para and number % 3 == 0:
+            # A picture between a paragraph and its continuation waits for the paragraph.
+            picture: Block = {"bbox": [72, 60, 300, 85], "image": f"page-{number:05d}-image-1.png"}
+            blocks.append(picture)
         if open_para:
             # The paragraph the page before left open goes on, in lower case.
             lines = [_line(72, y + 12 * i, _sentence(rng, 8)) for i in range(2)]

@@ -152,6 +152,8 @@ def _write(
             level: int | None = None
             if "rows" in block:
                 kind = "table"
+            elif "image" in block:
+                kind = "image"
             elif block.get("fig"):
                 kind = "figure"
             elif block.get("code"):

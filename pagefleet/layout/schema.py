@@ -50,10 +50,18 @@ class TableBlock(TypedDict):
     rows: list[list[str]]
 
 
-# Tell the two apart by key: ``"rows" in block`` or ``"lines" in block``. Both are @final, so
-# that mypy narrows the union both ways on that test (a TypedDict that is not final might carry
-# the other's key too).
-Block = TextBlock | TableBlock
+@final
+class ImageBlock(TypedDict):
+    """A picture of the page (an image it holds, or a drawing rendered) written as an asset."""
+
+    bbox: Bbox
+    image: str  # the asset's name, unique in the document (it carries the page number)
+
+
+# Tell them apart by key: ``"rows"``, ``"lines"`` or ``"image" in block``. All are @final, so
+# that mypy narrows the union on that test (a TypedDict that is not final might carry another's
+# key too).
+Block = TextBlock | TableBlock | ImageBlock
 
 
 class Page(TypedDict):

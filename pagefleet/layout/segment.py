@@ -24,6 +24,13 @@ LIST_MARKER = re.compile(
 )
 
 
+# A figure's or table's caption: it stays text beside a picture, and ends a paragraph.
+CAPTION = re.compile(
+    r"^\W*(?=[A-Z])(?i:fig(?:ure)?s?|tab(?:le)?s?|abb(?:ildung)?|chart|graph|diagram|scheme|"
+    r"plate|map|listing|exhibit|illustration|photo)\.?\s*(?:\d|[IVX]+\b)"
+)
+
+
 def line_text(line: Line) -> str:
     return "".join(span["t"] for span in line["spans"])
 
@@ -726,7 +733,7 @@ def continues(prev: TextBlock, nxt: TextBlock) -> bool:
     prev_line, next_line = prev["lines"][-1], nxt["lines"][0]
     tail = line_text(prev_line).rstrip()
     head = line_text(next_line).lstrip()
-    if not tail or not head or LIST_MARKER.match(head):
+    if not tail or not head or LIST_MARKER.match(head) or CAPTION.match(head):
         return False
     size, next_size = line_size(prev_line), line_size(next_line)
     if abs(size - next_size) > 0.1 * max(size, next_size) or _is_bold(next_line):

@@ -1,8 +1,9 @@
 """The Markdown writer: a document's blocks in reading order in, Markdown parts out.
 
 What carries from one block to the next (an open paragraph that the next page may continue,
-footnotes waiting for it to end, the list's indents) is the writer's state; two writers in the
-same state write the same from there, which is what lets a chunk be written on its own.
+footnotes and pictures waiting for it to end, the list's indents) is the writer's state; two
+writers in the same state write the same from there, which is what lets a chunk be written on
+its own.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass, field
 
+from pagefleet.keys import ASSET_LINK_PREFIX
 from pagefleet.layout.inline import (
     escape,
     escape_block_start,
@@ -26,15 +28,16 @@ _BACKTICKS = re.compile(r"`+")
 
 # The records built per block are plain tuples, not NamedTuples: building a NamedTuple costs
 # several times as much, and with them rendering took 5-8% longer.
-# (kind, markdown): kind is "para", "heading", "bullet", "ordered", "note", "table" or "code".
+# (kind, markdown): kind is "para", "heading", "bullet", "ordered", "note", "table", "image"
+# or "code".
 Part = tuple[str, str]
 # A block for the writer: (kind, block, page number, heading level); kind is "table",
-# "figure", "code", "note" or "text".
+# "image", "figure", "code", "note" or "text".
 Event = tuple[str, Block, int, int | None]
 # What the writer's next steps depend on (see Writer.state).
 WriterState = tuple[
     tuple[int, int, int, int] | None,
-    tuple[str, ...],
+    tuple[Part, ...],
     tuple[float, ...],
     tuple[int, float] | None,
     Part | None,
@@ -81,8 +84,8 @@ class Writer:
     # The paragraph being built stays open until the next block, which may continue it.
     open_para: TextBlock | None = None
     open_page: int = 0
-    # Footnotes wait for the paragraph they interrupt to end.
-    notes: list[str] = field(default_factory=list)
+    # Footnotes and pictures wait for the paragraph they interrupt to end.
+    waiting: list[Part] = field(default_factory=list)
     list_indents: list[float] = field(default_factory=list)
     list_at: tuple[int, float] = (0, 0.0)  # page and top of the last list item
 
@@ -90,12 +93,16 @@ class Writer:
         kind, block, page, level = event
         if "rows" in block:
             self.table(block["rows"])
+        elif "image" in block:
+            self.wait(("image", f"![]({ASSET_LINK_PREFIX}{block['image']})"))
         elif kind == "figure":
             self.figure(block)
         elif kind == "code":
             self.code(block)
         elif kind == "note":
-            self.footnote(block)
+            self.wait(
+                ("note", escape_block_start(inline_markdown(block["lines"], self.vocabulary)))
+            )
         else:
             self.block(block, page, level)
 
@@ -108,7 +115,7 @@ class Writer:
             None
             if para is None
             else (self.open_page, id(para["lines"][0]), id(para["lines"][-1]), len(para["lines"])),
-            tuple(self.notes),
+            tuple(self.waiting),
             tuple(self.list_indents),
             self.list_at if self.list_at[0] == page else None,
             self.parts[-1] if self.parts else None,
@@ -122,7 +129,7 @@ class Writer:
             [last] if last is not None else [],
             None if para is None else {"bbox": para["bbox"], "lines": list(para["lines"])},
             self.open_page,
-            list(self.notes),
+            list(self.waiting),
             list(self.list_indents),
             self.list_at,
         )
@@ -163,6 +170,13 @@ class Writer:
         if text:
             self.parts.append(("para", escape_block_start(text)))
 
+    def wait(self, part: Part) -> None:
+        """A footnote or a picture: written after the open paragraph, which may go on past it."""
+        if self.open_para is None:
+            self.parts.append(part)
+        else:
+            self.waiting.append(part)
+
     def code(self, block: TextBlock) -> None:
         """A code listing, fenced, its lines and their indents as set."""
         self.close()
@@ -171,13 +185,6 @@ class Writer:
         longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
         fence = "`" * max(3, longest + 1)
         self.parts.append(("code", f"{fence}\n{text}\n{fence}"))
-
-    def footnote(self, block: TextBlock) -> None:
-        text = inline_markdown(block["lines"], self.vocabulary)
-        if self.open_para is None:
-            self.parts.append(("note", escape_block_start(text)))
-        else:
-            self.notes.append(escape_block_start(text))
 
     def table(self, rows: list[list[str]]) -> None:
         self.close()
@@ -189,14 +196,14 @@ class Writer:
         self.parts.append(("table", "\n".join(lines)))
 
     def close(self) -> None:
-        """End the open paragraph, and write the footnotes that waited for it."""
+        """End the open paragraph, and write the footnotes and pictures that waited for it."""
         if self.open_para is not None:
             text = inline_markdown(self.open_para["lines"], self.vocabulary)
             if text:
                 self.parts.append(("para", escape_block_start(text)))
             self.open_para = None
-        self.parts.extend(("note", note) for note in self.notes)
-        self.notes.clear()
+        self.parts.extend(self.waiting)
+        self.waiting.clear()
 
     def _list_item(self, block: TextBlock, marker: str, page: int) -> None:
         x0 = block["lines"][0]["bbox"][0]

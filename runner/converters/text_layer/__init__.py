@@ -12,6 +12,7 @@ This module is the converter's entry point; the work is done, by job, in:
 - :mod:`.pdfium_calls`: the pdfium functions that reading calls, as bare ctypes prototypes;
 - :mod:`.objects`: the page's paths and images;
 - :mod:`.tables`: ruled tables;
+- :mod:`.figures`: its images and drawings, written as assets;
 - :mod:`.links`: link annotations cut into the spans they cover.
 """
 
@@ -53,16 +54,19 @@ def extract_pages(
     *,
     ocr: OcrMode = "auto",
     ocr_threads: int = 0,
+    assets_dir: Path | None = None,
 ) -> list[Page]:
     """One layout dict per page of the file; the first is page ``first_page`` of the document.
 
     Each dict depends only on its page's content, never on the other pages of the file.
-    ``ocr_threads`` caps the CPU threads OCR may use (0: all cores).
+    ``ocr_threads`` caps the CPU threads OCR may use (0: all cores). The pages' pictures are
+    written into ``assets_dir``, named after their document page; without it they are only
+    linked (the Markdown is the same).
     """
     pdf = pdfium.PdfDocument(os.fspath(pdf_path))
     try:
         return [
-            extract_page(pdf, index, first_page + index, ocr, ocr_threads)
+            extract_page(pdf, index, first_page + index, ocr, ocr_threads, assets_dir)
             for index in range(len(pdf))
         ]
     finally:
@@ -92,6 +96,10 @@ class TextLayerConverter:
             # PageContent keeps the layout as a plain JSON dict.
             PageContent(number=page["number"], layout=dict(page), ocr=page["ocr"])
             for page in extract_pages(
-                pdf_path, first_page, ocr=self.ocr, ocr_threads=self.ocr_threads
+                pdf_path,
+                first_page,
+                ocr=self.ocr,
+                ocr_threads=self.ocr_threads,
+                assets_dir=assets_dir,
             )
         ]

@@ -1,10 +1,11 @@
-"""One page's layout dict: its text lines (or OCR's, for a scan), its ruled tables and the
-blocks they make, from that page alone (rule 5).
+"""One page's layout dict: its text lines (or OCR's, for a scan), its ruled tables, its
+pictures and the blocks they make, from that page alone (rule 5).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Literal
 
 import pypdfium2 as pdfium
@@ -15,9 +16,15 @@ from pagefleet.layout.schema import Line, Page, TableBlock
 from pagefleet.layout.segment import page_blocks
 from runner.converters.ocr import ocr_lines
 from runner.converters.text_layer.chars import page_rotation, page_size
+from runner.converters.text_layer.figures import (
+    Picture,
+    find_pictures,
+    labels_outside,
+    write_pictures,
+)
 from runner.converters.text_layer.lines import text_lines
 from runner.converters.text_layer.objects import PageObjects
-from runner.converters.text_layer.tables import lines_outside, place_tables, ruled_tables
+from runner.converters.text_layer.tables import lines_outside, place_blocks, ruled_tables
 
 OcrMode = Literal["auto", "off", "force"]
 
@@ -26,9 +33,15 @@ _ALNUM = re.compile(r"[^\W_]")
 
 
 def extract_page(
-    pdf: pdfium.PdfDocument, index: int, number: int, ocr: OcrMode, ocr_threads: int
+    pdf: pdfium.PdfDocument,
+    index: int,
+    number: int,
+    ocr: OcrMode,
+    ocr_threads: int,
+    assets_dir: Path | None = None,
 ) -> Page:
-    """Page ``index`` of ``pdf`` as the layout dict of page ``number`` of the document."""
+    """Page ``index`` of ``pdf`` as the layout dict of page ``number`` of the document; its
+    pictures are written into ``assets_dir`` (with None, only linked)."""
     page = pdf[index]
     textpage = None
     try:
@@ -44,17 +57,23 @@ def extract_page(
             lines, chars = text_lines(pdf, page, textpage, index, bbox, rotation, objects)
         use_ocr = ocr == "force" or (ocr == "auto" and _needs_ocr(page, lines))
         tables: list[TableBlock] = []
+        pictures: list[Picture] = []
         if use_ocr:
             lines = ocr_lines(page, width, height, ocr_threads)
-        elif textpage is not None and objects is not None and rotation == 0:
-            tables = ruled_tables(objects, chars, bbox, height)
-            lines = lines_outside(lines, tables)
+        elif textpage is not None and objects is not None:
+            if rotation == 0:
+                tables = ruled_tables(objects, chars, bbox, height)
+                lines = lines_outside(lines, tables)
+            pictures = find_pictures(objects, lines, tables, bbox, rotation, number)
+            lines = labels_outside(lines, pictures)
+            if assets_dir is not None:
+                write_pictures(page, pictures, assets_dir)
         return {
             "number": number,
             "ocr": use_ocr,
             "width": float(width),
             "height": float(height),
-            "blocks": place_tables(page_blocks(lines), tables),
+            "blocks": place_blocks(page_blocks(lines), [*tables, *(p.block() for p in pictures)]),
         }
     finally:
         if textpage is not None:

@@ -17,6 +17,7 @@ the layout's lines alone, which is what the layout package works on.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ import pypdfium2.raw as pdfium_c
 from pdftext.pdf.chars import PageChars
 from pdftext.postprocessing import postprocess_text
 
-from pagefleet.layout.schema import Bbox, Block, Line, TableBlock
+from pagefleet.layout.schema import Bbox, Block, ImageBlock, Line, TableBlock
 from runner.converters.text_layer.chars import HYPHEN, LAYOUT_CODES
 from runner.converters.text_layer.objects import PageObjects
 
@@ -230,18 +231,20 @@ def _is_rectangle(obj: Any) -> bool:
 
 def lines_outside(lines: list[Line], tables: list[TableBlock]) -> list[Line]:
     """The lines that are not in a table: the table's cells hold their text."""
-    return [ln for ln in lines if not any(_inside(ln["bbox"], t["bbox"]) for t in tables)]
+    return [ln for ln in lines if not any(centred_in(ln["bbox"], t["bbox"]) for t in tables)]
 
 
-def _inside(box: list[float], frame: list[float]) -> bool:
+def centred_in(box: list[float], frame: list[float]) -> bool:
+    """Whether ``box``'s centre lies in ``frame``."""
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     return frame[0] <= cx <= frame[2] and frame[1] <= cy <= frame[3]
 
 
-def place_tables(blocks: list[Block], tables: list[TableBlock]) -> list[Block]:
-    """Tables go before the first block that starts below them and shares their columns."""
+def place_blocks(blocks: list[Block], placed: Sequence[TableBlock | ImageBlock]) -> list[Block]:
+    """Tables and pictures go before the first block that starts below them and shares their
+    columns."""
     out: list[Block] = list(blocks)
-    for table in sorted(tables, key=lambda t: t["bbox"][1]):
+    for table in sorted(placed, key=lambda t: t["bbox"][1]):
         top, x0, x1 = table["bbox"][1], table["bbox"][0], table["bbox"][2]
         at = next(
             (
