@@ -232,6 +232,14 @@ def status(args: argparse.Namespace) -> int:
         else:
             out.print(look())
         return Exit.DONE
+    if not out.is_terminal:  # a pipe or a file: each look after the last, as `watch` cannot
+        while True:  # until Ctrl-C (exit 130)
+            if args.json:
+                emit_json(look().as_json())
+            else:
+                out.print(look())
+            out.file.flush()
+            time.sleep(args.watch)
     with Live(look(), console=out, auto_refresh=False) as live:
         while True:  # until Ctrl-C (exit 130): a look at the stack every --watch seconds
             time.sleep(args.watch)

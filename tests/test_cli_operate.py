@@ -380,3 +380,28 @@ def test_run_counts_every_page_after_the_janitor_deletes_the_chunk_results(
     for key in bucket.list_keys(keys.job_prefix(record.job_id)):
         bucket.delete(key)  # what the janitor does --keep-jobs seconds after the job ended
     assert submission._pages_converted() == record.pages == count_pages(pdfs / "one.pdf")
+
+
+def test_status_watch_looks_again_until_ctrl_c(settings: Settings) -> None:
+    create_stack(settings)
+    watching = subprocess.Popen(
+        [sys.executable, "-m", "cli", "status", "--watch", "0.1", *_stack_args(settings)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert watching.stdout is not None
+    assert "queues" in watching.stdout.readline()  # the first look is drawn at once
+    watching.send_signal(signal.SIGINT)
+    _, err = watching.communicate(timeout=60)
+    assert watching.returncode == 130 and err == "pagefleet: interrupted\n"
+
+
+def test_run_on_a_folder_without_pdfs_is_refused_before_any_stack_starts(
+    tmp_path: Path, capsys
+) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "notes.txt").write_text("no PDF here")
+    assert main(["run", str(tmp_path / "in"), "--out", str(tmp_path / "out")]) == 2
+    assert "no PDFs under" in _one_line(capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()  # refused before anything was made
