@@ -614,3 +614,19 @@ def junk_labels(folder: Path) -> Path:
     path = folder / "junk_labels.pdf"
     pdf.output(str(path))
     return path
+
+
+def logo_pages(folder: Path, pages: int = 3) -> Path:
+    """A logo in the corner of every page, a paragraph under it, and a photo on page 2."""
+    pdf = _new()
+    logo = str(photo(folder, (64, 64)))
+    for number in range(1, pages + 1):
+        if number > 1:
+            pdf.add_page()
+        pdf.image(logo, x=180, y=8, w=15)
+        _para(pdf, f"Page {number} of the survey. " + LOREM)
+        if number == 2:
+            pdf.image(str(photo(folder)), x=20, y=pdf.get_y(), w=60)
+    path = folder / "logo_pages.pdf"
+    pdf.output(str(path))
+    return path

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from pagefleet.keys import ASSET_LINK_PREFIX, ASSET_NAME_BYTES
-from pagefleet.layout import render_document
+from pagefleet.layout import ChunkLayout, render_chunks, render_document
 from pagefleet.layout.schema import Page
 from pagefleet.layout.segment import BULLETS
 from pagefleet.settings import Settings
@@ -121,3 +121,16 @@ def test_symbol_glyphs_without_unicode_are_left_out_of_a_real_document() -> None
     markdown = convert_document(corpus_dir("real") / "pdfjs__thai-math-exam.pdf", ocr="off")
     private = {c for c in markdown if unicodedata.category(c) in ("Co", "Cc") and c != "\n"}
     assert private <= set(BULLETS)
+
+
+def test_a_picture_on_every_page_is_furniture(tmp_path: Path) -> None:
+    pdf = layout_pdfs.logo_pages(tmp_path)
+    markdown = convert_document(pdf, ocr="off")
+    # The logo is left out on every page, as a running head would be; the photo stays.
+    assert re.findall(r"!\[\]\(.*?\)", markdown) == [_link("page-00002-image-2.png")]
+    # Decided once for the document, from chunks of a page each.
+    chunks = [
+        ChunkLayout.of(extract_pages(chunk, first, ocr="off"), ())
+        for chunk, first in layout_pdfs.split(pdf, tmp_path, 1)
+    ]
+    assert render_chunks(chunks) == markdown

@@ -96,6 +96,7 @@ class ChunkStats:
     shapes: dict[BlockRef, HeadingShape | None]
     kinds: set[HeadingShape]  # the shapes, once each
     titles: dict[int, list[TitleBlock]]  # outline entry index -> the blocks here holding its title
+    furniture_pictures: set[tuple[int, int]]  # (page index in the chunk, block index)
 
     @classmethod
     def of(cls, chunk: ChunkLayout, furniture: frozenset[MarginKey]) -> ChunkStats:
@@ -103,6 +104,7 @@ class ChunkStats:
         sizes: Counter[float] = Counter()
         vocabulary: set[str] = set()
         shapes: dict[BlockRef, HeadingShape | None] = {}
+        pictures: set[tuple[int, int]] = set()
         for pi, page in enumerate(chunk.pages):
             gone = {
                 place
@@ -113,6 +115,8 @@ class ChunkStats:
             ocr = page["ocr"]
             for bi, block in enumerate(page["blocks"]):
                 if "lines" not in block:
+                    if (bi, -1) in gone:
+                        pictures.add((pi, bi))
                     continue
                 kept = block["lines"]
                 if gone:
@@ -133,7 +137,7 @@ class ChunkStats:
                         sizes[bucket(line_size(line))] += len(text)
         kinds = {shape for shape in shapes.values() if shape is not None}
         titles = find_titles(chunk.pages, chunk.outline, lines)
-        return cls(furniture, lines, sizes, vocabulary, shapes, kinds, titles)
+        return cls(furniture, lines, sizes, vocabulary, shapes, kinds, titles, pictures)
 
 
 @dataclass

@@ -1,8 +1,10 @@
-"""Page furniture: running heads and feet repeated across pages, and page numbers.
+"""Page furniture: running heads and feet repeated across pages, page numbers, and pictures
+repeated across pages (a logo).
 
-A page's candidates are the lines in its top or bottom margin that are set off from the body;
-a candidate is furniture when its text, digits ignored, recurs in the same margin on enough of
-the document's pages, or when it is only a page number.
+A page's candidates are the lines in its top or bottom margin that are set off from the body,
+and its pictures; a candidate is furniture when its text, digits ignored, recurs in the same
+margin on enough of the document's pages, or when it is only a page number, or when the
+picture recurs on enough pages.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import NamedTuple
 from pagefleet.layout.schema import Line, Page
 from pagefleet.layout.segment import line_text
 
+# The band of a picture's key.
+PICTURE = "picture"
 # Lines this close to the top or bottom edge (share of the page height) may be headers/footers.
 _MARGIN = 0.12
 _DIGITS = re.compile(r"\d+")
@@ -34,10 +38,10 @@ class LineRef(NamedTuple):
 
 
 class MarginKey(NamedTuple):
-    """A margin line's identity across pages."""
+    """A margin line's identity across pages, or a picture's."""
 
-    band: str  # "top" or "bottom"
-    text: str  # digits as "#"
+    band: str  # "top" or "bottom"; "picture"
+    text: str  # digits as "#"; a picture's key
 
 
 # A line with its place on the page: (top, bottom, block index, line index, line); a plain
@@ -46,7 +50,8 @@ _Placed = tuple[float, float, int, int, Line]
 
 
 def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
-    """Lines that are page furniture: headers and footers repeated across pages, page numbers.
+    """Lines that are page furniture: headers and footers repeated across pages, page numbers
+    (pictures that are furniture are left out: they have no lines).
 
     A candidate lies in the top or bottom margin and is set off from the body by the widest
     gap between the body's edge and the page's edge; it is furniture when its text, digits
@@ -61,7 +66,7 @@ def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
         LineRef(pi, bi, li)
         for pi, found in enumerate(margins)
         for key, places in found.items()
-        if key in furniture
+        if key in furniture and key.band != PICTURE
         for bi, li in places
     }
 
@@ -74,7 +79,10 @@ def furniture_among(
     reach the threshold, or it is a page number."""
     need = _need(total)
     return frozenset(
-        key for key in keys if counts[key] * total >= need * seen or _PAGE_NUMBER.match(key.text)
+        key
+        for key in keys
+        if counts[key] * total >= need * seen
+        or (key.band != PICTURE and _PAGE_NUMBER.match(key.text))
     )
 
 
@@ -86,10 +94,14 @@ def _need(total: int) -> int:
 
 
 def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
-    """The page's margin-line candidates by key, with their (block, line) places."""
+    """The page's candidates by key, with their (block, line) places: its margin lines, and
+    its pictures that have a key (their line is -1)."""
     found: dict[MarginKey, list[tuple[int, int]]] = {}
     for band, bi, li, line in _margin_lines(page):
         found.setdefault(MarginKey(band, _furniture_key(line_text(line))), []).append((bi, li))
+    for bi, block in enumerate(page["blocks"]):
+        if "key" in block:
+            found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))
     return found
 
 

@@ -144,6 +144,8 @@ def _write(
                     continue
                 if lines is not block["lines"]:
                     block = {**block, "lines": lines}
+            elif (pi, bi) in stats.furniture_pictures:
+                continue
             blocks.append(block)
             refs.append(bi)
         notes = _footnotes(blocks, page["height"], doc.body_size)

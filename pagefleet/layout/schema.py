@@ -56,6 +56,8 @@ class ImageBlock(TypedDict):
 
     bbox: Bbox
     image: str  # the asset's name, unique in the document (it carries the page number)
+    # What it shows, digested: the same picture on many pages (a logo) is furniture.
+    key: NotRequired[str]
 
 
 # Tell them apart by key: ``"rows"``, ``"lines"`` or ``"image" in block``. All are @final, so

@@ -18,6 +18,7 @@ and bytes in a chunk as in the whole document.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -67,19 +68,23 @@ _FAR = 4.0
 _SCALE = 2.0
 _MARGIN = 2.0
 _WHITE = 250
+# A picture's key: so many bytes of a digest of what it shows.
+_KEY_BYTES = 8
 
 
 @dataclass
 class Picture:
-    """A picture of the page: its box in layout coordinates and its asset's name; ``image`` is
-    the pdfium image object to write, None for a drawing (rendered from the page)."""
+    """A picture of the page: its box in layout coordinates, its asset's name and what it shows
+    (``key``: the same on every page that shows it); ``image`` is the pdfium image object to
+    write, None for a drawing (rendered from the page)."""
 
     box: Bbox
     name: str
+    key: str
     image: Any = None
 
     def block(self) -> ImageBlock:
-        return {"bbox": [round(v, 1) for v in self.box], "image": self.name}
+        return {"bbox": [round(v, 1) for v in self.box], "image": self.name, "key": self.key}
 
 
 def find_pictures(
@@ -94,20 +99,33 @@ def find_pictures(
     width, height = _size(bbox, rotation)
     drawings = _drawings(objects, lines, tables, bbox, rotation, width, height)
     pictures = [
-        Picture(box, f"page-{number:05d}-figure-{k}.png") for k, box in enumerate(drawings, 1)
+        Picture(box, f"page-{number:05d}-figure-{k}.png", key)
+        for k, (box, key) in enumerate(drawings, 1)
     ]
     k = 0
     for box, obj in _placed(objects.images, bbox, rotation, width, height):
         w, h = ctypes.c_uint(), ctypes.c_uint()
         if not pdfium_c.FPDFImageObj_GetImagePixelSize(obj, w, h):
             continue
-        if min(w.value, h.value) < _MIN_PIXELS or any(centred_in(box, d) for d in drawings):
+        if min(w.value, h.value) < _MIN_PIXELS or any(centred_in(box, d) for d, _ in drawings):
             continue
         if _is_scan(box, lines, width * height):
             continue
         k += 1
-        pictures.append(Picture(box, f"page-{number:05d}-image-{k}.png", obj))
+        pictures.append(Picture(box, f"page-{number:05d}-image-{k}.png", _image_key(obj), obj))
     return pictures
+
+
+def _image_key(obj: Any) -> str:
+    """What an image shows, digested from its data as the PDF stores it."""
+    size = pdfium_c.FPDFImageObj_GetImageDataRaw(obj, None, 0)
+    data = (ctypes.c_ubyte * size)()
+    pdfium_c.FPDFImageObj_GetImageDataRaw(obj, data, size)
+    return _digest(bytes(data))
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=_KEY_BYTES).hexdigest()
 
 
 def labels_outside(lines: list[Line], pictures: list[Picture]) -> list[Line]:
@@ -193,8 +211,9 @@ def _drawings(
     rotation: int,
     width: float,
     height: float,
-) -> list[Bbox]:
-    """The boxes of the page's drawings, their labels included, top to bottom."""
+) -> list[tuple[Bbox, str]]:
+    """The boxes of the page's drawings, their labels included, top to bottom, each with a key
+    digested from its paths' places in it."""
     if len(objects.paths) < _MIN_PATHS:
         return []
     placed = _placed(objects.paths, bbox, rotation, width, height, _BACKGROUND, tables)
@@ -211,7 +230,7 @@ def _drawings(
     # Labels are told on whole rows: a formula's pieces (cut at each sub- or superscript) are
     # each short.
     rows = merge_rows(lines)
-    found: list[Bbox] = []
+    found: list[tuple[Bbox, str]] = []
     for cluster in _clusters([box for box, _ in paths], width, height):
         if len(cluster) < _MIN_PATHS:
             continue
@@ -224,7 +243,10 @@ def _drawings(
         labels = [line for line in inside if not _is_caption(line)]
         if not _draws(shapes, cluster, box, labels):
             continue
-        found.append(_with_labels(box, rows, usual))
+        shape = sorted(
+            tuple(round(v - box[k % 2]) for k, v in enumerate(paths[i][0])) for i in cluster
+        )
+        found.append((_with_labels(box, rows, usual), _digest(repr(shape).encode())))
     return _merged(found, width, height)
 
 
@@ -433,21 +455,25 @@ def _adjoins(line: Line, other: Line) -> bool:
     return level and min(abs(b[0] - a[2]), abs(a[0] - b[2])) <= 2 * height
 
 
-def _merged(boxes: list[Bbox], width: float, height: float) -> list[Bbox]:
-    """The boxes with a margin, cut to the page, those that overlap made one, top to bottom."""
-    out: list[Bbox] = []
-    for box in boxes:
+def _merged(
+    drawings: list[tuple[Bbox, str]], width: float, height: float
+) -> list[tuple[Bbox, str]]:
+    """The drawings with a margin, cut to the page, those that overlap made one (their keys
+    digested together), top to bottom."""
+    out: list[tuple[Bbox, str]] = []
+    for box, key in drawings:
         box = [
             max(0.0, box[0] - _MARGIN),
             max(0.0, box[1] - _MARGIN),
             min(width, box[2] + _MARGIN),
             min(height, box[3] + _MARGIN),
         ]
-        for other in [o for o in out if _overlap(o, box)]:
+        for other in [o for o in out if _overlap(o[0], box)]:
             out.remove(other)
-            box = union([box, other])
-        out.append(box)
-    return sorted(out, key=lambda b: (b[1], b[0]))
+            box = union([box, other[0]])
+            key = _digest("".join(sorted((key, other[1]))).encode())
+        out.append((box, key))
+    return sorted(out, key=lambda d: (d[0][1], d[0][0]))
 
 
 def _overlap(a: Bbox, b: Bbox) -> bool:
