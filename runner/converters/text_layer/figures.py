@@ -32,7 +32,7 @@ import pypdfium2.raw as pdfium_c
 from pagefleet.layout.schema import Bbox, ImageBlock, Line, TableBlock
 from pagefleet.layout.segment import CAPTION, line_size, line_text, merge_rows, union
 from runner.converters.text_layer.chars import layout_boxes, page_rotation, page_size
-from runner.converters.text_layer.objects import PageObjects, Placed
+from runner.converters.text_layer.objects import PageObjects, Placed, curved
 from runner.converters.text_layer.tables import centred_in
 
 # An image smaller than this many pixels on a side is an icon, a rule or a texture.
@@ -264,7 +264,7 @@ class _Shapes:
             box, obj = self.paths[i]
             if min(box[2] - box[0], box[3] - box[1]) < _THIN:
                 found = ""  # a rule: level or upright, never an area
-            elif _curved(obj):
+            elif curved(obj):
                 found = "curve"
             else:
                 found = "area" if _filled_area(obj) else ""
@@ -356,24 +356,6 @@ def _clusters(boxes: list[Bbox], width: float, height: float) -> list[list[int]]
     for i in range(len(boxes)):
         groups.setdefault(find(i), []).append(i)
     return list(groups.values())
-
-
-def _curved(obj: Any) -> bool:
-    """A path with a Bézier segment or a line neither level nor upright."""
-    x, y = ctypes.c_float(), ctypes.c_float()
-    last: tuple[float, float] | None = None
-    for k in range(pdfium_c.FPDFPath_CountSegments(obj)):
-        segment = pdfium_c.FPDFPath_GetPathSegment(obj, k)
-        kind = pdfium_c.FPDFPathSegment_GetType(segment)
-        if kind == pdfium_c.FPDF_SEGMENT_BEZIERTO:
-            return True
-        if not pdfium_c.FPDFPathSegment_GetPoint(segment, x, y):
-            continue
-        slanted = last is not None and min(abs(x.value - last[0]), abs(y.value - last[1])) > 0.5
-        if kind == pdfium_c.FPDF_SEGMENT_LINETO and slanted:
-            return True
-        last = (x.value, y.value)
-    return False
 
 
 def _filled_area(obj: Any) -> bool:

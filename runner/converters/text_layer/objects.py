@@ -116,3 +116,21 @@ def _transformed(box: Box, m: Matrix) -> Box:
     xs = [a * x + c * y + e for x in (x0, x1) for y in (y0, y1)]
     ys = [b * x + d * y + f for x in (x0, x1) for y in (y0, y1)]
     return min(xs), min(ys), max(xs), max(ys)
+
+
+def curved(obj: Any) -> bool:
+    """A path with a Bézier segment or a line neither level nor upright."""
+    x, y = ctypes.c_float(), ctypes.c_float()
+    last: tuple[float, float] | None = None
+    for k in range(pdfium_c.FPDFPath_CountSegments(obj)):
+        segment = pdfium_c.FPDFPath_GetPathSegment(obj, k)
+        kind = pdfium_c.FPDFPathSegment_GetType(segment)
+        if kind == pdfium_c.FPDF_SEGMENT_BEZIERTO:
+            return True
+        if not pdfium_c.FPDFPathSegment_GetPoint(segment, x, y):
+            continue
+        slanted = last is not None and min(abs(x.value - last[0]), abs(y.value - last[1])) > 0.5
+        if kind == pdfium_c.FPDF_SEGMENT_LINETO and slanted:
+            return True
+        last = (x.value, y.value)
+    return False

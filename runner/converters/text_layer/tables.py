@@ -27,13 +27,17 @@ from pdftext.postprocessing import postprocess_text
 
 from pagefleet.layout.schema import Bbox, Block, ImageBlock, Line, TableBlock
 from runner.converters.text_layer.chars import HYPHEN, LAYOUT_CODES
-from runner.converters.text_layer.objects import PageObjects
+from runner.converters.text_layer.objects import PageObjects, curved
 
 # Path objects this thin are rules; this long at least to count as a table border.
 _RULE = 2.5
 _MIN_RULE = 4.0
 # Rules this close (points) touch, or are one.
 _TOL = 2.0
+# A grid with fewer than one cell in so many filled, and so many lines or curves drawn over it,
+# is a plot's, not a table.
+_SPARSE = 3
+_PLOTTED = 2
 _LAYOUT_SET = frozenset(LAYOUT_CODES.tolist())
 
 Segment = tuple[float, float, float]  # (position across, start along, end along)
@@ -47,6 +51,7 @@ def ruled_tables(
     top = height + bottom  # flips y as pdftext does, so rules and text lines agree
     horizontal: list[Segment] = []
     vertical: list[Segment] = []
+    others: list[tuple[float, float, Any]] = []  # centres of the paths that are no rule
     for x0, y0, x1, y1, obj in objects.paths:
         # To top-left page coordinates.
         x0, x1, y0, y1 = x0 - left, x1 - left, top - y1, top - y0
@@ -58,14 +63,23 @@ def ruled_tables(
         elif w >= _MIN_RULE and h >= _MIN_RULE and _is_rectangle(obj):
             horizontal += [(y0, x0, x1), (y1, x0, x1)]
             vertical += [(x0, y0, y1), (x1, y0, y1)]
+        else:
+            others.append(((x0 + x1) / 2, (y0 + y1) / 2, obj))
     if len(horizontal) < 3 or len(vertical) < 3:
         return []
     tables: list[TableBlock] = []
     for xs, ys in _find_grids(horizontal, vertical):
         rows = _cells(chars, xs, ys)
-        if any(cell for row in rows for cell in row):
+        filled = sum(1 for row in rows for cell in row if cell)
+        if filled and not (_SPARSE * filled < sum(map(len, rows)) and _plotted(xs, ys, others)):
             tables.append({"bbox": _grid_bbox(xs, ys), "rows": rows})
     return tables
+
+
+def _plotted(xs: list[float], ys: list[float], others: list[tuple[float, float, Any]]) -> bool:
+    """Whether lines or curves run through a grid: a plot's data over its gridlines."""
+    inside = (o for x, y, o in others if xs[0] < x < xs[-1] and ys[0] < y < ys[-1])
+    return sum(1 for obj in inside if curved(obj)) >= _PLOTTED
 
 
 def _merge(segments: list[Segment]) -> list[Segment]:
