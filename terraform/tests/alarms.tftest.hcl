@@ -87,12 +87,12 @@ run "alarms" {
   }
 
   assert {
-    condition     = aws_cloudwatch_metric_alarm.oldest_chunk[0].metric_name == "ApproximateAgeOfOldestMessage" && aws_cloudwatch_metric_alarm.oldest_chunk[0].dimensions.QueueName == "pf-chunks"
+    condition     = aws_cloudwatch_metric_alarm.oldest_message["chunks"].alarm_name == "pf-oldest-chunk-age" && aws_cloudwatch_metric_alarm.oldest_message["chunks"].dimensions.QueueName == "pf-chunks" && aws_cloudwatch_metric_alarm.oldest_message["chunks"].threshold == 1800
     error_message = "the age of the oldest chunk message is watched"
   }
 
   assert {
-    condition = { for role, a in aws_cloudwatch_metric_alarm.oldest_message : role => [a.metric_name, a.dimensions.QueueName, a.threshold] } == {
+    condition = { for role, a in aws_cloudwatch_metric_alarm.oldest_message : role => [a.metric_name, a.dimensions.QueueName, a.threshold] if role != "chunks" } == {
       ingest     = ["ApproximateAgeOfOldestMessage", "pf-ingest", 900]
       completion = ["ApproximateAgeOfOldestMessage", "pf-completion", 900]
     }
@@ -102,7 +102,7 @@ run "alarms" {
   assert {
     condition = alltrue([for a in concat(
       values(aws_cloudwatch_metric_alarm.dead_letter), values(aws_cloudwatch_metric_alarm.lambda_errors),
-      values(aws_cloudwatch_metric_alarm.lambda_throttles), aws_cloudwatch_metric_alarm.oldest_chunk, values(aws_cloudwatch_metric_alarm.oldest_message), aws_cloudwatch_metric_alarm.task_start_failures) :
+      values(aws_cloudwatch_metric_alarm.lambda_throttles), values(aws_cloudwatch_metric_alarm.oldest_message), aws_cloudwatch_metric_alarm.task_start_failures) :
       a.alarm_actions == toset(["arn:aws:sns:us-east-1:123456789012:existing", "arn:aws:sns:us-east-1:123456789012:pf-alarms"]) && a.ok_actions == a.alarm_actions
     ])
     error_message = "every alarm notifies the given actions and the topic, on alarm and on recovery"
@@ -136,7 +136,7 @@ run "no_runners_no_topic" {
       length(aws_cloudwatch_event_rule.ecs) == 0 && length(aws_cloudwatch_metric_alarm.task_start_failures) == 0 &&
       length(aws_sns_topic.this) == 0 && length(aws_sns_topic_subscription.email) == 0 &&
       length(aws_cloudwatch_metric_alarm.dead_letter) == 3 && length(aws_cloudwatch_metric_alarm.lambda_errors) == 3 &&
-      length(aws_cloudwatch_metric_alarm.oldest_chunk[0].alarm_actions) == 0
+      length(aws_cloudwatch_metric_alarm.oldest_message["chunks"].alarm_actions) == 0
     )
     error_message = "without runners no ECS rule; without a topic no subscription; the queue and function alarms stay"
   }
@@ -156,7 +156,7 @@ run "create_false_creates_nothing" {
   assert {
     condition = (
       length(aws_cloudwatch_metric_alarm.dead_letter) + length(aws_cloudwatch_metric_alarm.lambda_errors) +
-      length(aws_cloudwatch_metric_alarm.oldest_chunk) + length(aws_cloudwatch_metric_alarm.oldest_message) + length(aws_cloudwatch_event_rule.ecs) + length(aws_sns_topic.this) == 0
+      length(aws_cloudwatch_metric_alarm.oldest_message) + length(aws_cloudwatch_event_rule.ecs) + length(aws_sns_topic.this) == 0
     )
     error_message = "create = false plans no alarm"
   }

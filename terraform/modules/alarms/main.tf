@@ -116,22 +116,43 @@ resource "aws_cloudwatch_metric_alarm" "dead_letter" {
 }
 
 ################################################################################
-# Waiting chunks: runners stuck, failing to start, or too few
+# Messages waiting: runners stuck or too few (chunks), a function's mapping off or failing
 ################################################################################
 
-resource "aws_cloudwatch_metric_alarm" "oldest_chunk" {
-  count = var.create ? 1 : 0
+locals {
+  # A message left waiting on the functions' queues is an upload not split or a job not
+  # completed; left long enough (14 days), SQS drops it with no DLQ entry and no record.
+  oldest_message = merge(
+    {
+      chunks = {
+        alarm_name = "${var.name}-oldest-chunk-age"
+        queue_name = var.chunks_queue_name
+        threshold  = var.oldest_chunk_age_threshold_s
+        why        = "runners are stuck, failing to start or too few"
+      }
+    },
+    { for role, queue in var.handler_queue_names : role => {
+      alarm_name = "${var.name}-${role}-oldest-message-age"
+      queue_name = queue
+      threshold  = var.oldest_message_age_threshold_s
+      why        = "its function's event source mapping is off, throttled or failing"
+    } },
+  )
+}
 
-  alarm_name          = "${var.name}-oldest-chunk-age"
-  alarm_description   = "The oldest chunk has waited over ${var.oldest_chunk_age_threshold_s} s: runners are stuck, failing to start or too few."
+resource "aws_cloudwatch_metric_alarm" "oldest_message" {
+  for_each = var.create ? local.oldest_message : {}
+
+  alarm_name          = each.value.alarm_name
+  alarm_description   = "The oldest ${each.key} message has waited over ${each.value.threshold} s: ${each.value.why}."
   namespace           = "AWS/SQS"
   metric_name         = "ApproximateAgeOfOldestMessage"
-  dimensions          = { QueueName = var.chunks_queue_name }
+  dimensions          = { QueueName = each.value.queue_name }
   statistic           = "Maximum"
   period              = 60
   evaluation_periods  = 5
   comparison_operator = "GreaterThanThreshold"
-  threshold           = var.oldest_chunk_age_threshold_s
+  threshold           = each.value.threshold
   treat_missing_data  = "notBreaching"
   alarm_actions       = local.actions
   ok_actions          = local.actions
@@ -139,26 +160,9 @@ resource "aws_cloudwatch_metric_alarm" "oldest_chunk" {
   tags = var.tags
 }
 
-# The functions' queues: a message left waiting there is an upload not split or a job not
-# completed; left long enough (14 days), SQS drops it with no DLQ entry and no record.
-resource "aws_cloudwatch_metric_alarm" "oldest_message" {
-  for_each = var.create ? var.handler_queue_names : {}
-
-  alarm_name          = "${var.name}-${each.key}-oldest-message-age"
-  alarm_description   = "The oldest ${each.key} message has waited over ${var.oldest_message_age_threshold_s} s: its function's event source mapping is off, throttled or failing."
-  namespace           = "AWS/SQS"
-  metric_name         = "ApproximateAgeOfOldestMessage"
-  dimensions          = { QueueName = each.value }
-  statistic           = "Maximum"
-  period              = 60
-  evaluation_periods  = 5
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = var.oldest_message_age_threshold_s
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = local.actions
-  ok_actions          = local.actions
-
-  tags = var.tags
+moved {
+  from = aws_cloudwatch_metric_alarm.oldest_chunk[0]
+  to   = aws_cloudwatch_metric_alarm.oldest_message["chunks"]
 }
 
 ################################################################################

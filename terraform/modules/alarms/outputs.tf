@@ -5,7 +5,7 @@ output "dead_letter_alarm_arns" {
 
 output "oldest_chunk_alarm_arn" {
   description = "ARN of the oldest-chunk-age alarm."
-  value       = try(aws_cloudwatch_metric_alarm.oldest_chunk[0].arn, null)
+  value       = try(aws_cloudwatch_metric_alarm.oldest_message["chunks"].arn, null)
 }
 
 output "lambda_error_alarm_arns" {
@@ -37,7 +37,6 @@ output "alarm_arns" {
   description = "Every alarm of the module (for a dashboard's alarm widget)."
   value = concat(
     [for a in aws_cloudwatch_metric_alarm.dead_letter : a.arn],
-    aws_cloudwatch_metric_alarm.oldest_chunk[*].arn,
     [for a in aws_cloudwatch_metric_alarm.oldest_message : a.arn],
     [for a in aws_cloudwatch_metric_alarm.lambda_errors : a.arn],
     [for a in aws_cloudwatch_metric_alarm.lambda_throttles : a.arn],
