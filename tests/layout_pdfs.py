@@ -630,3 +630,30 @@ def logo_pages(folder: Path, pages: int = 3) -> Path:
     path = folder / "logo_pages.pdf"
     pdf.output(str(path))
     return path
+
+
+def plot_on_grid(folder: Path) -> Path:
+    """Page 1: a plot of two series over ruled gridlines, a legend in one cell. Page 2: a form's
+    ruled grid, its head row filled and its rows empty."""
+    pdf = _new()
+    _para(pdf, "Water levels at the two gauges.")
+    x, y = 30.0, pdf.get_y() + 5
+    pdf.set_line_width(0.2)
+    for k in range(6):
+        pdf.line(x, y + 12 * k, x + 150, y + 12 * k)
+    for k in range(6):
+        pdf.line(x + 30 * k, y, x + 30 * k, y + 60)
+    for series in ((50, 30, 42, 12, 20), (55, 48, 35, 40, 22)):
+        pdf.polyline([(x + 15 + 30 * k, y + v) for k, v in enumerate(series)])
+    pdf.set_font("Helvetica", "", 7)
+    pdf.text(x + 122, y + 7, "upper gauge")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    with pdf.table() as table:
+        for values in (("Station", "Depth", "Signed"), *(("", "", "") for _ in range(6))):
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    path = folder / "plot_on_grid.pdf"
+    pdf.output(str(path))
+    return path

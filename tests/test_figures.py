@@ -134,3 +134,10 @@ def test_a_picture_on_every_page_is_furniture(tmp_path: Path) -> None:
         for chunk, first in layout_pdfs.split(pdf, tmp_path, 1)
     ]
     assert render_chunks(chunks) == markdown
+
+
+def test_a_plot_over_gridlines_is_a_drawing_and_an_empty_form_a_table(tmp_path: Path) -> None:
+    markdown = convert_document(layout_pdfs.plot_on_grid(tmp_path), ocr="off")
+    assert _link("page-00001-figure-1.png") in markdown and "upper gauge" not in markdown
+    assert markdown.count("| --- | --- | --- |") == 1
+    assert "| Station | Depth | Signed |\n| --- | --- | --- |\n|  |  |  |" in markdown

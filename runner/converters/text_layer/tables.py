@@ -232,15 +232,9 @@ def _text_rows(
 
 
 def _is_rectangle(obj: Any) -> bool:
-    """A closed path of straight segments only: how most producers draw a framed cell."""
-    count = pdfium_c.FPDFPath_CountSegments(obj)
-    if not 4 <= count <= 5:
-        return False
-    return all(
-        pdfium_c.FPDFPathSegment_GetType(pdfium_c.FPDFPath_GetPathSegment(obj, i))
-        != pdfium_c.FPDF_SEGMENT_BEZIERTO
-        for i in range(count)
-    )
+    """A path of four level and upright segments: how most producers draw a framed cell (a
+    plot's line through five points is none)."""
+    return 4 <= pdfium_c.FPDFPath_CountSegments(obj) <= 5 and not curved(obj)
 
 
 def lines_outside(lines: list[Line], tables: list[TableBlock]) -> list[Line]:
