@@ -657,3 +657,20 @@ def plot_on_grid(folder: Path) -> Path:
     path = folder / "plot_on_grid.pdf"
     pdf.output(str(path))
     return path
+
+
+def courier_table(folder: Path) -> Path:
+    """A table without rules, its head in Helvetica and its rows in Courier."""
+    pdf = _new()
+    _para(pdf, "Gauges by station.")
+    rows = [("Station", "Depth", "Kind")] + [(f"G{k}", f"{k * 1.5:.1f}", "river") for k in range(5)]
+    for r, row in enumerate(rows):
+        pdf.set_font("Helvetica" if r == 0 else "Courier", "B" if r == 0 else "", 10)
+        y = pdf.get_y()
+        for c, cell in enumerate(row):
+            pdf.set_xy(20 + 40 * c, y)
+            pdf.cell(30, 5, cell)
+        pdf.ln(6)
+    path = folder / "courier_table.pdf"
+    pdf.output(str(path))
+    return path

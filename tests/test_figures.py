@@ -141,3 +141,9 @@ def test_a_plot_over_gridlines_is_a_drawing_and_an_empty_form_a_table(tmp_path: 
     assert _link("page-00001-figure-1.png") in markdown and "upper gauge" not in markdown
     assert markdown.count("| --- | --- | --- |") == 1
     assert "| Station | Depth | Signed |\n| --- | --- | --- |\n|  |  |  |" in markdown
+
+
+def test_a_table_set_in_courier_under_its_head_stays_a_table(tmp_path: Path) -> None:
+    markdown = convert_document(layout_pdfs.courier_table(tmp_path))
+    head = "| Station | Depth | Kind |\n| --- | --- | --- |\n| G0 | 0.0 | river |\n"
+    assert head in markdown and "```" not in markdown

@@ -392,28 +392,35 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
     stand_ins: dict[int, Block] = {}
     taken: set[int] = set()
     rest_lines: list[Line] = []
-    for listing in find_listings(lines):
-        members = [lines[i] for i in listing]
-        box = union([line["bbox"] for line in members])
-        rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "lines": members, "code": True}))
-        taken.update(listing)
-    free = [i for i in range(len(lines)) if i not in taken]
+    listings = find_listings(lines)
+    code = {i for listing in listings for i in listing}
+    free = [i for i in range(len(lines)) if i not in code]
     for figure in find_figures([lines[i] for i in free]):
-        members = [lines[free[k]] for k in figure]
-        box = union([line["bbox"] for line in members])
+        labels = [lines[free[k]] for k in figure]
+        box = union([line["bbox"] for line in labels])
         # The labels come out in the order the PDF wrote them (axis by axis, the legend).
-        rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "lines": members, "fig": True}))
+        rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "lines": labels, "fig": True}))
         taken.update(free[k] for k in figure)
+    # A table set in a monospaced font, under a head that is not, is a table; columns a
+    # listing lines up (its comments) are the listing's.
     free = [i for i in range(len(lines)) if i not in taken]
     free_boxes = [lines[i]["bbox"] for i in free]
     for table_lines, rows in find_unruled(
         free_boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
-        if _across_columns(free_boxes, table_lines, len(rows[0])):
+        members = {free[k] for k in table_lines}
+        if members <= code or _across_columns(free_boxes, table_lines, len(rows[0])):
             continue
-        box = union([lines[free[k]]["bbox"] for k in table_lines])
+        box = union([lines[i]["bbox"] for i in members])
         rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
-        taken.update(free[k] for k in table_lines)
+        taken |= members
+    for listing in listings:
+        kept = [i for i in listing if i not in taken]
+        if len(kept) >= 2:
+            box = union([lines[i]["bbox"] for i in kept])
+            block: Block = {"bbox": box, "lines": [lines[i] for i in kept], "code": True}
+            rest_lines.append(_stand_in(stand_ins, box, block))
+            taken.update(kept)
     if not stand_ins:
         return [block for region in reading_order(lines) for block in paragraphs(region)]
     rest = [line for i, line in enumerate(lines) if i not in taken] + rest_lines
