@@ -47,7 +47,7 @@ _EDGE = 1.0
 # A longer font name is asked again into a buffer of its length.
 _FONT_NAME_BYTES = 256
 # Tab, line breaks and pdfium's hyphen are the control codes text has.
-_KEPT_CONTROLS = np.array([2, 9, 10, 13], dtype=np.uint32)
+_KEPT_CONTROLS = (2, 9, 10, 13)
 _BULLET_CODES = np.array([ord(c) for c in BULLETS], dtype=np.uint32)
 # The codes a subset font numbered as it met its glyphs starts with, among its first uses.
 _SEQUENCE = [0x21, 0x22, 0x23]
@@ -283,13 +283,13 @@ def readable(chars: PageChars) -> PageChars:
     codes = chars.codes
     if not len(codes):
         return chars
-    odd = (codes < 0x20) | (codes >= 0x7F)
-    if odd.any():
+    junk = codes < 0x20
+    for kept in _KEPT_CONTROLS:
+        junk &= codes != kept
+    high = codes >= 0x7F
+    if high.any():
         private = ((codes >= 0xE000) & (codes <= 0xF8FF)) | (codes >= 0xF0000)
-        junk = odd & ~np.isin(codes, _KEPT_CONTROLS) & ((codes <= 0x9F) | private)
-        junk &= ~np.isin(codes, _BULLET_CODES)
-    else:
-        junk = odd
+        junk |= high & ((codes <= 0x9F) | private) & ~np.isin(codes, _BULLET_CODES)
     if not (codes == _SEQUENCE[0]).any():
         return _kept(chars, ~junk) if junk.any() else chars
     solid = np.flatnonzero(~junk & ~np.isin(codes, LAYOUT_CODES))
