@@ -55,12 +55,14 @@ def extract_page(
         if objects is not None:
             textpage = page.get_textpage()
             lines, chars = text_lines(pdf, page, textpage, index, bbox, rotation, objects)
-        use_ocr = ocr == "force" or (ocr == "auto" and _needs_ocr(page, lines))
+        scan = ocr != "force" and _needs_ocr(page, lines)
+        use_ocr = ocr == "force" or (ocr == "auto" and scan)
         tables: list[TableBlock] = []
         pictures: list[Picture] = []
         if use_ocr:
             lines = ocr_lines(page, width, height, ocr_threads)
-        elif textpage is not None and objects is not None:
+        elif textpage is not None and objects is not None and not scan:
+            # A scan left to no OCR stays empty: its image is the page, not a figure on it.
             if rotation == 0:
                 tables = ruled_tables(objects, chars, bbox, height)
                 lines = lines_outside(lines, tables)
