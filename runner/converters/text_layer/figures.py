@@ -143,6 +143,8 @@ def labels_outside(lines: list[Line], pictures: list[Picture]) -> list[Line]:
 
 def write_pictures(page: pdfium.PdfPage, pictures: list[Picture], folder: Path) -> None:
     """Each picture as a PNG file in ``folder``, under its name."""
+    if not pictures:
+        return
     width, height = _size(page.get_bbox(), page_rotation(page))
     for picture in pictures:
         if picture.image is None:
