@@ -143,10 +143,8 @@ TABLE = [
 ]
 
 
-def ruled_table(folder: Path) -> Path:
-    """A paragraph, a table with every cell ruled, and a paragraph after it."""
-    pdf = _new()
-    _para(pdf, "Rivers by length, from the survey.")
+def _ruled_table(pdf: FPDF) -> None:
+    """TABLE with every cell ruled, and a paragraph after it."""
     pdf.set_font("Helvetica", "", 10)
     with pdf.table() as table:
         for values in TABLE:
@@ -155,6 +153,13 @@ def ruled_table(folder: Path) -> Path:
                 row.cell(value)
     pdf.ln(4)
     _para(pdf, "The table ends here.")
+
+
+def ruled_table(folder: Path) -> Path:
+    """A paragraph, a table with every cell ruled, and a paragraph after it."""
+    pdf = _new()
+    _para(pdf, "Rivers by length, from the survey.")
+    _ruled_table(pdf)
     path = folder / "ruled_table.pdf"
     pdf.output(str(path))
     return path
@@ -551,14 +556,7 @@ def figures(folder: Path) -> Path:
     _heading(pdf, "Rivers", 14)
     pdf.line(20, pdf.get_y(), 190, pdf.get_y())
     pdf.ln(4)
-    pdf.set_font("Helvetica", "", 10)
-    with pdf.table() as table:
-        for values in TABLE:
-            row = table.row()
-            for value in values:
-                row.cell(value)
-    pdf.ln(4)
-    _para(pdf, "The table ends here.")
+    _ruled_table(pdf)
     path = folder / "figures.pdf"
     pdf.output(str(path))
     return path
