@@ -12,7 +12,7 @@ from pathlib import Path
 from types import FrameType
 
 from cli.failures import Exit, usage
-from cli.views import await_with_progress, emit_json, err, out, record_line, records_table
+from cli.views import JsonRecords, await_with_progress, err, out, records_table
 from embedded.demo import write_demo_set
 from embedded.pipeline import DrainReport, LocalPipeline, RunnerFailed, terminal_logs
 from embedded.server import MotoServer
@@ -43,17 +43,7 @@ def run(args: argparse.Namespace) -> int:
     log_file = where / "pagefleet.log"
     log_file.unlink(missing_ok=True)  # this run's log, not every run's
     logs = terminal_logs(verbose=False, log_file=str(log_file), terminal=True)
-    printed: set[str] = set()
-
     with LocalPipeline(settings, workers=args.workers, logs=logs, keep_jobs_s=10) as pipeline:
-
-        def look(records: dict[str, JobRecord]) -> None:
-            if (failure := pipeline.runner_failure()) is not None:
-                raise failure  # nothing would convert what is left
-            for rel in sorted(records.keys() - printed) if args.json else ():
-                emit_json(record_line(rel, records[rel]))
-                printed.add(rel)
-
         assert pipeline.stack is not None
         bucket = Bucket(pipeline.stack.s3, pipeline.settings.bucket)
         if demo:  # while the stack's processes start
@@ -63,6 +53,14 @@ def run(args: argparse.Namespace) -> int:
             pipeline.wait_ready()  # pages/s counts conversion, not Python start-up
             ready = time.perf_counter()
             submission = Submission.upload(bucket, source)
+            stream = JsonRecords(submission) if args.json else None
+
+            def look(records: dict[str, JobRecord]) -> None:
+                if (failure := pipeline.runner_failure()) is not None:
+                    raise failure  # nothing would convert what is left
+                if stream is not None:
+                    stream(records)
+
             progress = await_with_progress(submission, on_records=look)
         except RunnerFailed as exc:
             raise usage(f"the runner stopped: {exc}") from None

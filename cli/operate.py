@@ -16,6 +16,7 @@ from rich.live import Live
 
 from cli.failures import CommandFailed, Exit, usage
 from cli.views import (
+    JsonRecords,
     Overview,
     await_with_progress,
     chunks_table,
@@ -177,13 +178,6 @@ def _await(
 ) -> int:
     """Await the submission's records behind progress bars; the records as a table or JSON.
     ``follow``: the command that awaits them again, for a user who stops waiting."""
-    printed: set[str] = set()
-
-    def stream(records: dict[str, JobRecord]) -> None:
-        for rel in sorted(records.keys() - printed):
-            emit_json(record_line(rel, records[rel], submission.record_key(rel)))
-            printed.add(rel)
-
     try:
         if announce:  # inside: from the moment it is read, Ctrl-C is answered as below
             err.print(announce)
@@ -191,7 +185,7 @@ def _await(
             submission,
             interval_s=_look_interval(settings),
             timeout_s=args.timeout,
-            on_records=stream if args.json else None,
+            on_records=JsonRecords(submission) if args.json else None,
         )
     except StillConverting as exc:
         raise CommandFailed(

@@ -31,14 +31,10 @@ def await_with_progress(
     interval_s: float = 0.25,
     timeout_s: float | None = None,
     on_records: Callable[[dict[str, JobRecord]], None] | None = None,
-    started: float | None = None,
 ) -> Counts:
-    """Await the submission's records behind a documents and a pages bar on stderr (``started``:
-    when the clock of its rate started, if before now); ``on_records`` gets the records found
-    after each look. The final counts."""
+    """Await the submission's records behind a documents and a pages bar on stderr;
+    ``on_records`` gets the records found after each look. The final counts."""
     counts = Counts(documents=len(submission.uploads), pages=sum(submission.pages.values()))
-    if started is not None:
-        counts.started = started
     bar = Progress(
         TextColumn("{task.description:>9}"),
         BarColumn(),
@@ -147,6 +143,19 @@ def chunks_table(job: JobView) -> Table:
     return table
 
 
+class JsonRecords:
+    """``--json`` while records are awaited: each record once, as a JSON line, when it lands."""
+
+    def __init__(self, submission: Submission) -> None:
+        self.submission = submission
+        self._printed: set[str] = set()
+
+    def __call__(self, records: dict[str, JobRecord]) -> None:
+        for rel in sorted(records.keys() - self._printed):
+            emit_json(record_line(rel, records[rel], self.submission.record_key(rel)))
+            self._printed.add(rel)
+
+
 def chunk_json(chunk: ChunkView) -> dict[str, Any]:
     return {
         "index": chunk.index,
@@ -179,10 +188,13 @@ class Overview:
     finished: list[JobRecord]
     limit: int
 
+    @property
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for r in self.finished if r.status == s) for s in FINISHED}
+
     def __rich__(self) -> Group:
-        counts = {s: sum(1 for r in self.finished if r.status == s) for s in FINISHED}
         latest = [(keys.rel_of(r.source.key), r) for r in self.finished[: self.limit]]
-        title = "finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+        title = "finished: " + ", ".join(f"{n} {s}" for s, n in self.counts.items())
         return Group(
             queues_table(self.queues),
             jobs_table("in flight", self.in_flight),
@@ -200,7 +212,7 @@ class Overview:
                 for q in self.queues
             },
             "in_flight": [job_json(job) for job in self.in_flight],
-            "finished": {s: sum(1 for r in self.finished if r.status == s) for s in FINISHED},
+            "finished": self.counts,
             "latest": [
                 record_line(keys.rel_of(r.source.key), r) for r in self.finished[: self.limit]
             ],
