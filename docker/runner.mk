@@ -51,7 +51,19 @@ MARKER_VENV ?= .venv-marker
 MARKER_RESULTS ?= bench/results/$(shell date +%F)-marker-contract
 MARKER_PYTEST = $(MARKER_VENV)/bin/python -m pytest --noconftest -p no:cacheprovider -v -s
 
-.PHONY: marker-venv runner-lock marker-contract
+.PHONY: marker-venv runner-lock marker-contract vllm-user-replay
+
+# The real vLLM of VLLM_IMAGE imported as the sidecar's uid (no passwd entry) and environment:
+# docker/replay-sidecar-user.sh. As root; the venv (vLLM, CUDA torch: several GB) is built with
+# a system Python, whose interpreter another uid may execute.
+VLLM_VENV ?= .venv-vllm
+VLLM_REPLAY_PYTHON ?= /usr/bin/python3
+VLLM_VERSION = $(patsubst v%,%,$(lastword $(subst :, ,$(VLLM_IMAGE))))
+
+vllm-user-replay:
+	test -x $(VLLM_VENV)/bin/vllm || { $(VLLM_REPLAY_PYTHON) -m venv $(VLLM_VENV) && \
+		$(VLLM_VENV)/bin/pip install -q vllm==$(VLLM_VERSION); }
+	docker/replay-sidecar-user.sh $(VLLM_VENV)
 
 marker-venv: $(MARKER_VENV)/.installed-stamp
 

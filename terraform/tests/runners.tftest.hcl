@@ -120,6 +120,13 @@ run "runners" {
   }
 
   assert {
+    condition = { for e in { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.environment : e.name => e.value } == merge(
+      jsondecode(file("modules/runners/task_environment.json")).vllm_environment, { HOME = "/cache" }
+    ) && jsondecode(file("modules/runners/task_environment.json")).vllm_environment.USER != ""
+    error_message = "the sidecar's environment is task_environment.json's (USER, LOGNAME: uid 1000 has no passwd entry, and torch's getpass.getuser() needs a name) plus HOME, the environment tests/test_runner_task_env.py replays"
+  }
+
+  assert {
     condition = (
       { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.dependsOn == [{ containerName = "vllm", condition = "HEALTHY" }] &&
       { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.links == ["vllm"] &&

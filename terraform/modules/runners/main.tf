@@ -121,7 +121,10 @@ locals {
     PAGEFLEET_STOP_TIMEOUT_S       = tostring(var.stop_timeout_s)
     PAGEFLEET_MPS_DIR              = var.mps_pipe_directory
   })
-  vllm_env = merge({
+  # The containers' uid and the sidecar's USER/LOGNAME, in a file that
+  # tests/test_runner_task_env.py replays as a uid without a passwd entry.
+  task_environment = jsondecode(file("${path.module}/task_environment.json"))
+  vllm_env = merge(local.task_environment.vllm_environment, {
     # uid 1000 has no passwd entry in the vLLM image, so HOME would be / (not writable); the
     # instance cache volume holds the Hugging Face, vLLM and compile caches across tasks.
     HOME = var.vllm_cache_container_path
@@ -676,7 +679,7 @@ resource "aws_ecs_task_definition" "this" {
       essential = true
       # The MPS daemon runs as uid 1000; a client of another uid waits for a server of its own
       # (mps/README.md, "Same UID"). The image itself defaults to root.
-      user              = "1000"
+      user              = local.task_environment.user
       memoryReservation = var.vllm_memory_mb
       # A dependency that never becomes HEALTHY stops the task instead of holding the instance.
       startTimeout = local.vllm_start_timeout_s
@@ -716,7 +719,7 @@ resource "aws_ecs_task_definition" "this" {
       essential         = true
       memoryReservation = var.task_memory_mb
       # docker/runner.Dockerfile has USER 1000:1000 already; said here too, as on the sidecar.
-      user = "1000"
+      user = local.task_environment.user
       # SIGTERM starts the drain (PAGEFLEET_DRAIN_TIMEOUT_S); SIGKILL follows after this. The
       # supervisor is told the same number (PAGEFLEET_STOP_TIMEOUT_S). On stop ECS reverses
       # dependsOn, so the sidecar keeps serving until the runner has drained.
