@@ -71,11 +71,11 @@ def _as_uid_without_passwd(env: dict[str, str], code: str) -> subprocess.Complet
     as_uid += ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items())]
     # The code needs only the standard library: any Python that uid may execute (a venv's
     # interpreter can live under a home it cannot enter).
-    runnable = [
-        python
-        for python in dict.fromkeys([sys.executable, "/usr/bin/python3", shutil.which("python3")])
-        if python and subprocess.run([*as_uid, python, "-c", ""], capture_output=True).returncode == 0
-    ]
+    candidates = dict.fromkeys([sys.executable, "/usr/bin/python3", shutil.which("python3")])
+    runnable = []
+    for python in filter(None, candidates):
+        if subprocess.run([*as_uid, python, "-c", ""], capture_output=True).returncode == 0:
+            runnable.append(python)
     if not runnable:
         pytest.skip(f"no Python on this machine that uid {uid} may execute")
     return subprocess.run(
