@@ -22,6 +22,9 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     MEMORY = "memory"
     CONVERT_ERROR = "convert_error"
+    # The converter's model servers failed on some of the chunk's pages (marker left them
+    # without their text): retried like any failed conversion, never recorded done.
+    INFERENCE_FAILED = "inference_failed"
     # A chunk, or an upload, whose message reached a dead-letter queue.
     DEAD_LETTER = "dead_letter"
     # The whole job.

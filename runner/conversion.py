@@ -50,8 +50,20 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
         try:
             pages = converter.convert(Path(pdf_path), first_page, Path(assets_dir))
             conn.send(("ok", _PAGES.dump_json(pages, exclude_none=True)))
+        except PagefleetError as exc:  # the converter's own verdict keeps its code
+            conn.send(("failed", str(exc.code), exc.message))
         except Exception as exc:
             conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=5)))
+
+
+def chunk_outcome(reply: tuple[Any, ...]) -> bytes:
+    """The pages JSON of the child's reply to a chunk, or the :class:`PagefleetError` it says."""
+    if reply[0] == "ok":
+        pages_json: bytes = reply[1]
+        return pages_json
+    if reply[0] == "failed":
+        raise PagefleetError(ErrorCode(reply[1]), reply[2])
+    raise PagefleetError(ErrorCode.CONVERT_ERROR, reply[1])
 
 
 class ConversionProcess:
@@ -90,7 +102,8 @@ class ConversionProcess:
 
     async def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> bytes:
         """Convert one chunk into its pages as JSON (a list of :class:`PageContent`);
-        :class:`PagefleetError` (timeout, memory, convert_error) if not."""
+        :class:`PagefleetError` (timeout, memory, convert_error, or the converter's own code,
+        such as inference_failed) if not."""
         if self._process is None or not self._process.is_alive():
             await self.start()
         assert self._conn is not None
@@ -131,10 +144,7 @@ class ConversionProcess:
                 ErrorCode.CONVERT_ERROR,
                 f"the conversion process died (exit code {self._last_exit})",
             ) from None
-        if reply[0] == "ok":
-            pages_json: bytes = reply[1]
-            return pages_json
-        raise PagefleetError(ErrorCode.CONVERT_ERROR, reply[1])
+        return chunk_outcome(reply)
 
     async def _receive(self) -> Any:
         """Wait for the child's next message without blocking the event loop."""

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import http.server
+import importlib.metadata
+import logging
 import socket
 import sys
 import threading
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from pagefleet.errors import ErrorCode, PagefleetError
+from pagefleet.models import PageContent
 from pagefleet.settings import load_settings
 from runner.converters.base import ASSET_LINK_PREFIX
 from runner.converters.marker import (
@@ -224,3 +229,121 @@ def test_marker_converts_a_chunk_with_document_page_numbers(
     # The converter is reused: a second chunk gets its own page numbers.
     again = converter.convert(tmp_path / "chunk.pdf", 1, assets)
     assert [page.number for page in again] == [1, 2]
+
+
+# --- model failures fail the chunk (fakes shaped like marker 2.0.0 and surya 0.22.1) ---
+
+
+class _Rendered:
+    """What marker's PdfConverter returns: MarkdownOutput's markdown, images and metadata."""
+
+    def __init__(self, pages: int) -> None:
+        self.markdown = "".join(f"{{{i}}}{SEPARATOR}\n\npage {i} text\n\n" for i in range(pages))
+        self.images: dict[str, object] = {}
+        self.metadata = {
+            "page_stats": [{"page_id": i, "text_extraction_method": "surya"} for i in range(pages)]
+        }
+
+
+class _FakePdfConverter:
+    """marker.converters.pdf.PdfConverter, logging what marker logs when surya's results come
+    back with error=True: the warnings' text is marker's f-strings with their values filled."""
+
+    warnings: tuple[str, ...] = ()
+
+    def __init__(self, artifact_dict: dict[str, object], config: dict[str, object]) -> None:
+        self.config = config
+
+    def __call__(self, path: str) -> _Rendered:
+        logger = logging.getLogger("marker")
+        for message in self.warnings:
+            logger.warning(message)
+        return _Rendered(3)
+
+
+@pytest.fixture
+def fake_marker(monkeypatch: pytest.MonkeyPatch) -> type[_FakePdfConverter]:
+    """marker's three modules that MarkerConverter imports, as stand-ins; the environment it
+    sets is put back afterwards."""
+    converters = types.ModuleType("marker.converters.pdf")
+    converters.PdfConverter = _FakePdfConverter  # type: ignore[attr-defined]
+    models = types.ModuleType("marker.models")
+    models.create_model_dict = dict  # type: ignore[attr-defined]
+    marker_settings = types.ModuleType("marker.settings")
+    marker_settings.settings = types.SimpleNamespace(OUTPUT_IMAGE_FORMAT="JPEG")  # type: ignore[attr-defined]
+    for name, module in (
+        ("marker.converters.pdf", converters),
+        ("marker.models", models),
+        ("marker.settings", marker_settings),
+    ):
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "2.0.0")
+    for key in surya_environment(load_settings(marker_disable_ocr=True)):
+        monkeypatch.setenv(key, "")
+    monkeypatch.setattr(_FakePdfConverter, "warnings", ())
+    return _FakePdfConverter
+
+
+def _convert(tmp_path: Path, first_page: int = 11) -> list[PageContent]:
+    converter = MarkerConverter(load_settings(converter="marker", marker_disable_ocr=True))
+    return converter.convert(tmp_path / "chunk.pdf", first_page, tmp_path)
+
+
+def test_a_clean_conversion_is_done(tmp_path: Path, fake_marker: type[_FakePdfConverter]) -> None:
+    # A warning that is no model failure (marker/builders/layout.py:244-246) changes nothing.
+    fake_marker.warnings = ("Unknown layout label Foo on page 1; skipping.",)
+    pages = _convert(tmp_path)
+    assert [(p.number, p.markdown, p.ocr) for p in pages] == [
+        (11, "page 0 text", True),
+        (12, "page 1 text", True),
+        (13, "page 2 text", True),
+    ]
+
+
+def test_failed_model_calls_fail_the_chunk_naming_its_pages(
+    tmp_path: Path, fake_marker: type[_FakePdfConverter]
+) -> None:
+    fake_marker.warnings = (
+        # marker/builders/layout.py:231-233 for page_id 1 (surya/layout/__init__.py:79-82).
+        "Layout inference failed for page 1; leaving page empty.",
+        # marker/builders/ocr.py:229-231, two blocks of page_id 2 (full-page OCR).
+        "OCR failed for a Text block on page 2",
+        "OCR failed for a SectionHeader block on page 2",
+        # marker/builders/ocr.py:268 (block mode), BlockId "/page/0/Text/4".
+        "OCR failed for block /page/0/Text/4",
+        # surya/inference/backends/openai_client.py:139, one try of several: not counted.
+        "Inference error: Error code: 500",
+    )
+    logger = logging.getLogger("marker")
+    handlers = list(logger.handlers)
+    with pytest.raises(PagefleetError) as failed:
+        _convert(tmp_path)
+    assert failed.value.code == ErrorCode.INFERENCE_FAILED
+    assert "3 page(s)" in failed.value.message
+    assert "page 11: ocr x1; page 12: layout x1; page 13: ocr x2" in failed.value.message
+    assert logger.handlers == handlers  # the counter is gone with its conversion
+
+
+def test_failures_are_counted_whatever_marker_s_log_level(
+    tmp_path: Path, fake_marker: type[_FakePdfConverter]
+) -> None:
+    # marker/logger.py:19 sets the "marker" logger to settings.LOGLEVEL (LOGLEVEL=ERROR, say).
+    logger = logging.getLogger("marker")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        fake_marker.warnings = ("Layout inference failed for page 0; leaving page empty.",)
+        with pytest.raises(PagefleetError, match=r"page 5: layout x1"):
+            _convert(tmp_path, first_page=5)
+        assert logger.level == logging.ERROR
+    finally:
+        logger.setLevel(level)
+
+
+def test_an_empty_table_reply_is_no_failure(
+    tmp_path: Path, fake_marker: type[_FakePdfConverter]
+) -> None:
+    """marker/processors/table.py:168-169 says the same for an empty reply as for an error, and
+    a table the model reads as nothing would fail its chunk on every attempt."""
+    fake_marker.warnings = ("Table OCR failed for block /page/1/Table/3",)
+    assert len(_convert(tmp_path)) == 3

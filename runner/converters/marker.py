@@ -8,19 +8,29 @@ process is light, and W of them share one GPU (through MPS) with those servers.
 
 surya and marker read their settings from the environment when first imported, so
 :class:`MarkerConverter` sets them (:func:`surya_environment`) before importing either.
+
+A model call that fails does not raise: surya's OpenAI client catches every request error and,
+after its retries, returns ``error=True``; marker then logs a warning and leaves the page or
+block without text. :class:`InferenceFailures` counts those warnings per page, so a chunk that
+lost text fails (``inference_failed``) and is retried instead of being recorded ``done``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import logging
 import os
 import re
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import PageContent
 from runner.converters import unavailable
 from runner.converters.base import ASSET_LINK_PREFIX
@@ -33,6 +43,23 @@ PAGE_MARKER = re.compile(r"^\{(\d+)\}-{48}$", re.MULTILINE)
 # marker names images after their block id: "/page/3/Picture/7" -> "_page_3_Picture_7.jpeg".
 IMAGE_NAME = re.compile(r"^_page_(\d+)_(\w+)_(\d+)\.(\w+)$")
 HEALTH_POLL_S = 0.5
+
+# marker 2.0.0's warnings for a model result that came back with surya 0.22.1's error flag, the
+# 0-based page of the chunk in group 1. Each leaves text out; none raises.
+INFERENCE_FAILURE_WARNINGS = (
+    # marker/builders/layout.py:230-233, a LayoutResult with error=True (surya/layout/__init__.py
+    # :79-92: the VLM's reply failed or was empty): the page gets no blocks at all.
+    ("layout", re.compile(r"Layout inference failed for page (\d+); leaving page empty\.")),
+    # marker/builders/ocr.py:228-232, full-page OCR: a block with error=True
+    # (surya/recognition/__init__.py:232-244) is dropped from the page.
+    ("ocr", re.compile(r"OCR failed for a \S+ block on page (\d+)")),
+    # marker/builders/ocr.py:267-269, block-mode OCR: the block keeps no OCR text. Its id is
+    # "/page/<page>/<type>/<n>" (marker/schema/blocks/base.py:46-49, BlockId.__str__).
+    ("ocr", re.compile(r"OCR failed for block /page/(\d+)/")),
+)
+# Left out on purpose: "Table OCR failed" (marker/processors/table.py:168-169) and "Equation
+# recognition failed" (marker/processors/equation.py:153-154) are logged for an empty reply as
+# for an error, and a table the model reads as nothing would fail its chunk on every attempt.
 
 
 class ModelServerError(RuntimeError):
@@ -129,6 +156,53 @@ def relink(markdown: str, renames: dict[str, str]) -> str:
     return markdown
 
 
+class InferenceFailures(logging.Handler):
+    """The model calls marker gave up on during one conversion, per document page."""
+
+    def __init__(self, first_page: int) -> None:
+        super().__init__(logging.WARNING)
+        self.first_page = first_page
+        self.pages: dict[int, Counter[str]] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        for kind, pattern in INFERENCE_FAILURE_WARNINGS:
+            if (match := pattern.match(message)) is not None:
+                page = self.first_page + int(match.group(1))
+                self.pages.setdefault(page, Counter())[kind] += 1
+                return
+
+    def error(self) -> PagefleetError | None:
+        """``inference_failed`` naming the pages and what failed on each; None if nothing did."""
+        if not self.pages:
+            return None
+        named = "; ".join(
+            f"page {page}: " + ", ".join(f"{kind} x{n}" for kind, n in sorted(kinds.items()))
+            for page, kinds in sorted(self.pages.items())
+        )
+        return PagefleetError(
+            ErrorCode.INFERENCE_FAILED,
+            f"marker's model servers failed on {len(self.pages)} page(s) after surya's retries, "
+            f"which would lose their text ({named})",
+        )
+
+
+@contextlib.contextmanager
+def watch_inference(first_page: int) -> Iterator[InferenceFailures]:
+    """Count marker's failure warnings while the block runs, whatever marker's LOGLEVEL."""
+    logger = logging.getLogger("marker")
+    failures = InferenceFailures(first_page)
+    level = logger.level
+    if not logger.isEnabledFor(logging.WARNING):
+        logger.setLevel(logging.WARNING)
+    logger.addHandler(failures)
+    try:
+        yield failures
+    finally:
+        logger.removeHandler(failures)
+        logger.setLevel(level)
+
+
 class MarkerConverter:
     """One marker ``PdfConverter`` per conversion process, reused for every chunk."""
 
@@ -153,7 +227,10 @@ class MarkerConverter:
         )
 
     def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
-        rendered = self._converter(str(pdf_path))
+        with watch_inference(first_page) as failures:
+            rendered = self._converter(str(pdf_path))
+        if (error := failures.error()) is not None:
+            raise error
         page_stats = rendered.metadata["page_stats"]
         renames = {}
         for marker_name, image in rendered.images.items():
