@@ -24,15 +24,38 @@ deployed.
     As ``fixed``, but target tracking divides by the *desired* task count (Container
     Insights' ``DesiredTaskCount``), so tasks still starting count as capacity and a cold start
     does not inflate the ratio (``ceil(desired * outstanding / running / target)`` overshoots
-    while most tasks are pending; ``ceil(outstanding / target)`` does not).
+    while most tasks are pending; ``ceil(outstanding / target)`` does not). It reads only the
+    chunks queue's own metrics to leave zero, and stops a fleet that converts nothing (below).
+
+The unit of backlog is one chunk, and a chunk is ``seconds_per_chunk`` of estimated conversion
+on one task: the splitter's target for the deployed converter (``chunk_pages`` text pages at
+``cost_marker_page_s``; Terraform hands the splitter ``seconds_per_chunk / chunk_pages`` as
+that cost), whatever the fleet's size. Only a document cheaper than ``spread_tasks`` tasks'
+worth of chunks is cut finer, over ``spread_tasks x workers`` lanes (:func:`splitter_lanes`),
+which the validation keeps within one task's target backlog: from zero, such a document starts
+exactly one task.
+
+Leaving zero (``from_zero_gate``): ``no_running_task`` reads Container Insights'
+``RunningTaskCount``, which a service at zero may not publish at all, so the alarm can stay
+silent with chunks waiting; ``nothing_in_flight`` reads the queue's in-flight count, which SQS
+publishes whenever the queue is active (any message in it), so a backlog nobody converts always
+shows. A backlog that waits ``stall_minutes`` with nothing in flight (GPU instances that never
+register, a sidecar that never turns healthy, capacity refused) stops every task instead, and
+leaving zero stays off while its oldest chunk is older than that: the stall's cost is bounded
+(:meth:`ScalingPolicy.stall_instance_minutes`) and the alarm asks a person to act.
 """
 
 from __future__ import annotations
 
+import ast
 import math
+import operator
+from collections.abc import Callable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pagefleet.settings import Settings
 
 # The metric math each kind of target tracking uses (ids as in the Terraform module). The
 # outstanding kinds count at least one chunk: a minute with nothing outstanding would otherwise
@@ -48,6 +71,13 @@ TrackingMetric = Literal[
     "visible_per_running", "outstanding_per_running", "outstanding_per_desired"
 ]
 FromZero = Literal["change_plus_one", "exact_backlog"]
+FromZeroGate = Literal["no_running_task", "nothing_in_flight"]
+# What each gate of leaving zero reads (ids as in the Terraform module).
+FROM_ZERO_GATES = {"no_running_task": "FILL(running, 0) == 0", "nothing_in_flight": "in_flight < 1"}
+
+# A chunk of the deployed converter: chunk_pages text pages at marker's estimated cost.
+_SETTINGS = Settings.model_fields
+DEPLOYED_CHUNK_S = _SETTINGS["chunk_pages"].default * _SETTINGS["cost_marker_page_s"].default
 
 # Target tracking's own alarms for a custom metric (Application Auto Scaling creates them):
 # scale out after 3 one-minute datapoints above the target, scale in after 15 below 90% of it.
@@ -83,13 +113,30 @@ class ScalingPolicy(BaseModel):
     acceptable_latency_s: float = Field(
         300, gt=0, description="How long the chunks outstanding per task may take to clear."
     )
-    # 16 pages (85% text, 15% OCR) on one L4 (g6.xlarge, terraform's first instance type)
-    # with 3 workers: about 18.5 s by bench/fleet/config.py's estimate; no GPU measured it yet.
+    # The splitter's chunk (16 text pages at marker's 1.1 s, pagefleet/settings.py: an
+    # estimate for one L4 with 3 workers; no GPU measured it yet).
     seconds_per_chunk: float = Field(
-        18, gt=0, description="Seconds one runner task (one GPU, all its workers) needs per chunk."
+        DEPLOYED_CHUNK_S,
+        gt=0,
+        description="Estimated seconds one runner task (one GPU, all its workers) needs per "
+        "chunk: the splitter's chunk target, chunk_pages x its cost of a text page.",
+    )
+    spread_tasks: int = Field(
+        1,
+        ge=1,
+        description="Tasks' worth of workers a document cheaper than that many tasks' chunks "
+        "is spread over: more converts a small document sooner on a fleet already running "
+        "that many tasks, at more, smaller chunks for the policy to count.",
     )
     tracking_metric: TrackingMetric = "outstanding_per_desired"
     from_zero: FromZero = "exact_backlog"
+    from_zero_gate: FromZeroGate = "nothing_in_flight"
+    stall_minutes: int | None = Field(
+        20,
+        ge=1,
+        description="Minutes a backlog may wait with nothing in flight (and its oldest chunk "
+        "that old) before every task is stopped; longer than a cold start. None: never.",
+    )
     scale_out_cooldown_s: int = Field(60, ge=0, description="Seconds between scale-outs.")
     scale_in_cooldown_s: int = Field(300, ge=0, description="Seconds between scale-ins.")
     from_zero_cooldown_s: int = Field(60, ge=0, description="Cooldown of the step from zero.")
@@ -103,6 +150,60 @@ class ScalingPolicy(BaseModel):
         if self.target_backlog_per_task < 1:
             raise ValueError("acceptable_latency_s / seconds_per_chunk must be at least 1 chunk")
         return self
+
+    def splitter_lanes(self, workers_per_task: int) -> int:
+        """The conversions a small document is spread over (the splitter's
+        ``PAGEFLEET_FLEET_LANES``): ``spread_tasks`` tasks of ``workers_per_task`` workers. At
+        most one task's target backlog, so such a document starts one task from zero."""
+        lanes = self.spread_tasks * workers_per_task
+        if lanes > self.target_backlog_per_task:
+            raise ValueError(
+                f"{lanes} lanes is more than the {self.target_backlog_per_task:g} chunks one "
+                "task takes: a small document would start more than one task from zero"
+            )
+        return lanes
+
+    def splitter_environment(self, workers_per_task: int, chunk_pages: int) -> dict[str, str]:
+        """What the splitter is given to plan in this policy's unit (Terraform's handler_env):
+        a chunk of ``chunk_pages`` text pages costs ``seconds_per_chunk``, and a small document
+        is spread over :meth:`splitter_lanes`."""
+        return {
+            "PAGEFLEET_CONVERTER": "marker",
+            "PAGEFLEET_CHUNK_PAGES": str(chunk_pages),
+            "PAGEFLEET_COST_MARKER_PAGE_S": repr(self.seconds_per_chunk / chunk_pages),
+            "PAGEFLEET_FLEET_LANES": str(self.splitter_lanes(workers_per_task)),
+        }
+
+    @property
+    def stall_s(self) -> int | None:
+        return None if self.stall_minutes is None else self.stall_minutes * METRIC_PERIOD_S
+
+    @property
+    def from_zero_expression(self) -> str:
+        """The from-zero alarm's metric math: the backlog (or 1, for +1) while the gate holds."""
+        gate = FROM_ZERO_GATES[self.from_zero_gate]
+        if self.stall_s is not None and self.from_zero_gate == "nothing_in_flight":
+            gate += f" AND age < {self.stall_s}"  # a stalled backlog leaves zero no more
+        if self.from_zero == "change_plus_one":
+            return f"IF(visible > 0 AND {gate}, 1, 0)"
+        return f"IF({gate}, visible, 0)"
+
+    @property
+    def stall_expression(self) -> str | None:
+        """1 in a minute when chunks wait, none is in flight and the oldest has waited
+        ``stall_minutes``; ``stall_minutes`` such minutes in a row stop every task."""
+        if self.stall_s is None:
+            return None
+        return f"IF(visible >= 1 AND in_flight < 1 AND age >= {self.stall_s}, 1, 0)"
+
+    def stall_instance_minutes(self, instance_scale_in_minutes: int) -> int:
+        """The most instance-minutes a stall can cost: every task's instance, from the
+        backlog's arrival until the stall policy stops the tasks (``stall_minutes`` of
+        datapoints, published a minute late, then the evaluation's minute) and the capacity
+        provider's scale-in lets the instance go."""
+        if self.stall_minutes is None:
+            raise ValueError("without stall_minutes a stall costs without bound")
+        return self.max_runners * (self.stall_minutes + 2 + instance_scale_in_minutes)
 
     @property
     def target_backlog_per_task(self) -> float:
@@ -158,6 +259,65 @@ class ScalingPolicy(BaseModel):
         return min(self.max_runners, max(self.min_runners, wanted))
 
 
+_BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+}
+
+
+def evaluate(expression: str, values: Mapping[str, float | None]) -> float | None:
+    """One period's value of a metric-math expression of this module (the strings Terraform
+    deploys), so the fleet simulator evaluates exactly them. ``values`` by metric id, None for a
+    metric with no datapoint in the period: the expression then has none either, unless FILL
+    gives one; so does a division by zero. A metric missing from ``values`` is one not
+    published at all, which FILL is taken to have nothing to fill for (the pessimistic reading
+    of a service at zero that publishes no task counts; the queue-read gates do not depend on
+    it). The subset: IF, FILL, AND, comparisons, + - * /."""
+    return _evaluate(ast.parse(expression.replace(" AND ", " and "), mode="eval").body, values)
+
+
+def _evaluate(node: ast.expr, values: Mapping[str, float | None]) -> float | None:
+    def sub(child: ast.expr) -> float | None:
+        return _evaluate(child, values)
+
+    match node:
+        case ast.Constant(value=int() | float() as number):
+            return float(number)
+        case ast.Name(id=name):
+            return values.get(name)
+        case ast.Call(
+            func=ast.Name(id="FILL"), args=[series, ast.Constant(value=int() | float() as fill)]
+        ):
+            if isinstance(series, ast.Name) and series.id not in values:
+                return None
+            value = sub(series)
+            return float(fill) if value is None else value
+        case ast.Call(func=ast.Name(id="IF"), args=[condition, then, otherwise]):
+            test = sub(condition)
+            return None if test is None else sub(then if test else otherwise)
+        case ast.BoolOp(op=ast.And(), values=operands):
+            tests = [sub(o) for o in operands]
+            return None if None in tests else float(all(tests))
+        case ast.Compare(left=left, ops=[op], comparators=[right]) if type(op) in _COMPARE:
+            a, b = sub(left), sub(right)
+            return None if a is None or b is None else float(_COMPARE[type(op)](a, b))
+        case ast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
+            a, b = sub(left), sub(right)
+            if a is None or b is None or (isinstance(op, ast.Div) and b == 0):
+                return None
+            return _BINARY[type(op)](a, b)
+    raise ValueError(f"not metric math this module writes: {ast.unparse(node)}")
+
+
 def _tidy(value: float) -> float:
     """Integral bounds as integers, so Terraform and JSON show 20 rather than 20.000000001."""
     rounded = round(value, 6)
@@ -171,6 +331,8 @@ POLICIES: dict[str, ScalingPolicy] = {
         seconds_per_chunk=6,
         tracking_metric="visible_per_running",
         from_zero="change_plus_one",
+        from_zero_gate="no_running_task",
+        stall_minutes=None,
     ),
     "fixed": ScalingPolicy(
         name="fixed", tracking_metric="outstanding_per_running", from_zero="exact_backlog"
@@ -179,6 +341,11 @@ POLICIES: dict[str, ScalingPolicy] = {
         name="per-desired", tracking_metric="outstanding_per_desired", from_zero="exact_backlog"
     ),
 }
+# ``per-desired`` as it was before it read the queue to leave zero and stopped a stalled fleet:
+# the simulator's "before" for both.
+POLICIES["running-gate"] = POLICIES["per-desired"].model_copy(
+    update={"name": "running-gate", "from_zero_gate": "no_running_task", "stall_minutes": None}
+)
 DEFAULT_POLICY = "per-desired"
 
 
@@ -203,6 +370,11 @@ def export(policy: ScalingPolicy) -> dict[str, object]:
         "from_zero_adjustment_type": policy.from_zero_adjustment_type,
         "from_zero_cooldown_s": policy.from_zero_cooldown_s,
         "from_zero_steps": [s.model_dump() for s in policy.from_zero_steps()],
+        "from_zero_gate": policy.from_zero_gate,
+        "from_zero_expression": policy.from_zero_expression,
+        "stall_minutes": policy.stall_minutes,
+        "stall_expression": policy.stall_expression,
+        "spread_tasks": policy.spread_tasks,
         "idle_minutes": policy.idle_minutes,
         "metric_period_s": METRIC_PERIOD_S,
     }

@@ -26,6 +26,7 @@ locals {
     max_runners          = coalesce(var.max_runners, local.stack.scaling.max_runners)
     acceptable_latency_s = coalesce(var.acceptable_latency_s, local.stack.scaling.acceptable_latency_s)
     seconds_per_chunk    = coalesce(var.seconds_per_chunk, local.stack.scaling.seconds_per_chunk)
+    spread_tasks         = coalesce(var.spread_tasks, local.stack.scaling.spread_tasks)
   })
 
   queues = merge(local.stack.queues, {
@@ -38,10 +39,12 @@ locals {
     PAGEFLEET_MAX_BYTES    = tostring(local.stack.settings.max_bytes)
     PAGEFLEET_MAX_ATTEMPTS = tostring(local.stack.settings.max_attempts)
     # The splitter cuts chunks by what they will cost the runners (pagefleet/costs.py): their
-    # converter's page costs, spread over every worker the fleet can run at once, not over the
-    # Lambda's own cores with the CPU converter's costs.
-    PAGEFLEET_CONVERTER   = local.runner_env.PAGEFLEET_CONVERTER
-    PAGEFLEET_FLEET_LANES = tostring(local.scaling.max_runners * var.workers_per_gpu)
+    # converter's page costs, not the Lambda's own cores with the CPU converter's. A chunk is
+    # the scaling policy's unit, seconds_per_chunk of a task's time, whatever max_runners is;
+    # only a small document is spread, over spread_tasks tasks' workers (pagefleet/scaling.py).
+    PAGEFLEET_CONVERTER          = local.runner_env.PAGEFLEET_CONVERTER
+    PAGEFLEET_COST_MARKER_PAGE_S = tostring(local.scaling.seconds_per_chunk / local.settings.chunk_pages)
+    PAGEFLEET_FLEET_LANES        = tostring(local.scaling.spread_tasks * var.workers_per_gpu)
   }
 
   # The runners module adds what its task layout decides: the sidecar's
@@ -59,7 +62,7 @@ locals {
     PAGEFLEET_MAX_ATTEMPTS         = tostring(local.stack.settings.max_attempts)
     # The host runs one MPS daemon per GPU (mps/start_mps.sh); a GPU runner requires it.
     PAGEFLEET_MPS     = "on"
-    PAGEFLEET_MPS_DIR = "/tmp/nvidia-mps"
+    PAGEFLEET_MPS_DIR = "/run/pagefleet-mps"
   }
 }
 
@@ -182,6 +185,10 @@ module "autoscaling" {
   scale_out_cooldown_s = local.scaling.scale_out_cooldown_s
   scale_in_cooldown_s  = local.scaling.scale_in_cooldown_s
   idle_minutes         = local.scaling.idle_minutes
+  from_zero_gate       = local.scaling.from_zero_gate
+  stall_minutes        = local.scaling.stall_minutes
+  spread_lanes         = local.scaling.spread_tasks * var.workers_per_gpu
+  stall_alarm_actions  = concat(var.alarm_actions, compact([module.alarms.topic_arn]))
 
   tags = var.tags
 }

@@ -294,7 +294,18 @@ variable "workers_per_gpu" {
 }
 
 variable "max_runners" {
-  description = "Most runner tasks (and GPU instances) at once; null takes the scaling policy's (stack.json, from pagefleet/scaling.py)."
+  description = "Most runner tasks (and GPU instances) at once; null takes the scaling policy's (stack.json, from pagefleet/scaling.py). Past 20 the steps from zero stop at 20 tasks (Application Auto Scaling's step adjustments per policy) and target tracking scales on."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.max_runners == null || try(var.max_runners >= 1 && floor(var.max_runners) == var.max_runners, false)
+    error_message = "max_runners must be a whole number of runner tasks, at least 1 (or null for stack.json's)."
+  }
+}
+
+variable "spread_tasks" {
+  description = "Runner tasks' worth of workers (spread_tasks x workers_per_gpu) the splitter spreads a small document over: 1 (stack.json's default) converts it on the one task leaving zero starts for it; more converts it sooner on a fleet already running that many tasks, as more, smaller chunks. At most acceptable_latency_s / seconds_per_chunk lanes. Null takes the scaling policy's (stack.json, from pagefleet/scaling.py)."
   type        = number
   default     = null
 }

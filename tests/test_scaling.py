@@ -14,7 +14,10 @@ from types import ModuleType
 import pytest
 
 from pagefleet import scaling
+from pagefleet.costs import PageCosts, plan_policy
+from pagefleet.planning import plan_by_cost
 from pagefleet.scaling import POLICIES, ScalingPolicy
+from pagefleet.settings import Settings
 
 TF_DIR = Path(__file__).resolve().parents[1] / "terraform"
 
@@ -118,3 +121,122 @@ def test_every_policy_has_a_terraform_expression() -> None:
     assert terraform == scaling.TRACKING_EXPRESSIONS
     for policy in POLICIES.values():
         assert terraform[policy.tracking_metric] == scaling.export(policy)["tracking_expression"]
+
+
+# --- the splitter's plan and the policy: one unit --------------------------------------------
+
+WORKERS_PER_GPU = 3  # terraform/variables.tf workers_per_gpu's default
+
+
+def _deployed_splitter() -> Settings:
+    """The splitter's settings as Terraform sets them from stack.json (terraform/main.tf
+    handler_env; terraform/tests/root.tftest.hcl checks the same numbers there)."""
+    exported = json.loads((TF_DIR / "stack.json").read_text())
+    numbers = exported["scaling"]
+    policy = ScalingPolicy.model_validate(
+        {"name": numbers["policy"]}
+        | {k: v for k, v in numbers.items() if k in ScalingPolicy.model_fields}
+    )
+    env = policy.splitter_environment(WORKERS_PER_GPU, exported["settings"]["chunk_pages"])
+    return Settings.model_validate(
+        {k.removeprefix("PAGEFLEET_").lower(): v for k, v in env.items()}
+    )
+
+
+def _plan(settings: Settings, text: int, scans: int = 0) -> list[float]:
+    """The estimated seconds of each chunk the splitter plans for a document of ``text`` text
+    pages followed by ``scans`` pages to OCR (what measure_pages gives such a document)."""
+    seconds = [settings.cost_marker_page_s] * text + [settings.cost_marker_ocr_page_s] * scans
+    ocr = list(range(text + 1, text + scans + 1))
+    costs = PageCosts(seconds, ocr, 0.0, settings.cost_marker_page_s)
+    return [c.estimated_s for c in plan_by_cost(seconds, plan_policy(settings, costs))]
+
+
+@pytest.mark.parametrize(("text", "scans"), [(1, 0), (17, 0), (0, 17), (20, 4)])
+def test_a_small_document_into_an_idle_fleet_starts_exactly_one_task(text: int, scans: int) -> None:
+    """Issue 25, finding 1: spread over max_runners x workers_per_gpu (24) lanes, a 17-page
+    document became 17 chunks, and ceil(17 / (300 / 18)) = 2 tasks left zero for it."""
+    settings = _deployed_splitter()
+    chunks = _plan(settings, text, scans)
+    assert len(chunks) <= WORKERS_PER_GPU
+    assert scaling.default_policy().from_zero_capacity(len(chunks), desired=0) == 1
+
+
+def test_the_splitters_chunk_is_the_policys_unit() -> None:
+    """A chunk is seconds_per_chunk of a task's time, whatever the fleet's size: the backlog the
+    policy counts in chunks is the backlog in estimated seconds, so a document of S seconds
+    never starts more tasks from zero than S / acceptable_latency_s asks for (one at least)."""
+    settings = _deployed_splitter()
+    policy = scaling.default_policy()
+    assert settings.chunk_pages * settings.cost_marker_page_s == pytest.approx(
+        policy.seconds_per_chunk
+    )
+    for text, scans in itertools.product([0, 1, 5, 16, 17, 33, 48, 49, 100, 400, 2000], [0, 3, 60]):
+        if text + scans == 0:
+            continue
+        chunks = _plan(settings, text, scans)
+        total = sum(chunks)
+        # A chunk aims at the unit and never passes it by more than a page's share; rounding
+        # the count up to a multiple of the lanes adds fewer chunks than there are lanes.
+        lanes = policy.splitter_lanes(WORKERS_PER_GPU)
+        assert all(c <= 1.1 * policy.seconds_per_chunk for c in chunks), (text, scans)
+        assert len(chunks) <= max(lanes, math.ceil(total / policy.seconds_per_chunk) + lanes - 1)
+        needed = max(1, math.ceil(total / policy.acceptable_latency_s - 1e-9))
+        tasks = policy.from_zero_capacity(len(chunks), desired=0)
+        assert tasks <= min(policy.max_runners, needed), (text, scans, len(chunks), total)
+
+
+def test_more_lanes_than_one_tasks_backlog_are_refused() -> None:
+    policy = scaling.default_policy()
+    assert policy.splitter_lanes(WORKERS_PER_GPU) == 3
+    with pytest.raises(ValueError, match="more than one task from zero"):
+        policy.model_copy(update={"spread_tasks": 6}).splitter_lanes(WORKERS_PER_GPU)
+
+
+# --- the metric math the alarms deploy, as the simulator evaluates it -------------------------
+
+
+def test_leaving_zero_reads_the_queue_so_it_fires_without_task_metrics() -> None:
+    """Container Insights may publish no RunningTaskCount for a service at zero (issue 25,
+    finding 3); SQS publishes the queue's metrics while it holds a message (Amazon SQS
+    Developer Guide, "Available CloudWatch metrics for Amazon SQS": all metrics emit values
+    only while the queue is active). A metric absent from the period is absent from ``values``:
+    the running-count gate then gives no datapoint, the in-flight gate still the backlog."""
+    at_zero = {"visible": 5.0, "in_flight": 0.0, "age": 90.0}
+    assert scaling.evaluate(scaling.default_policy().from_zero_expression, at_zero) == 5
+    assert scaling.evaluate(POLICIES["running-gate"].from_zero_expression, at_zero) is None
+    # A running count that exists with a gap in it is filled with zero.
+    gap = at_zero | {"running": None}
+    assert scaling.evaluate(POLICIES["running-gate"].from_zero_expression, gap) == 5
+    # Chunks in flight: some task converts, target tracking's business.
+    assert (
+        scaling.evaluate(scaling.default_policy().from_zero_expression, at_zero | {"in_flight": 2})
+        == 0
+    )
+
+
+def test_a_stalled_backlog_stops_the_fleet_and_does_not_restart_it() -> None:
+    policy = scaling.default_policy()
+    assert policy.stall_s == 1200 and policy.stall_expression is not None
+    stalled = {"visible": 5.0, "in_flight": 0.0, "age": 1200.0}
+    assert scaling.evaluate(policy.stall_expression, stalled) == 1
+    assert scaling.evaluate(policy.from_zero_expression, stalled) == 0
+    young = stalled | {"age": 1199.0}
+    assert scaling.evaluate(policy.stall_expression, young) == 0
+    assert scaling.evaluate(policy.from_zero_expression, young) == 5
+    # Converting, however old the backlog: no stall.
+    assert scaling.evaluate(policy.stall_expression, stalled | {"in_flight": 1}) == 0
+    # 8 instances for 20 minutes of datapoints, 2 of publication and evaluation, 15 of the
+    # capacity provider's scale-in.
+    assert policy.stall_instance_minutes(instance_scale_in_minutes=15) == 8 * (20 + 2 + 15)
+
+
+def test_the_evaluator_knows_only_the_metric_math_written_here() -> None:
+    for policy in POLICIES.values():
+        for expression in (policy.tracking_expression, policy.from_zero_expression):
+            scaling.evaluate(
+                expression, {"visible": 1, "in_flight": 1, "running": 1, "desired": 1, "age": 0}
+            )
+    assert scaling.evaluate("visible / desired", {"visible": 3, "desired": 0}) is None
+    with pytest.raises(ValueError, match="not metric math"):
+        scaling.evaluate("MAX(visible)", {"visible": 1})

@@ -21,6 +21,10 @@ variables {
   scale_out_cooldown_s = jsondecode(file("stack.json")).scaling.scale_out_cooldown_s
   scale_in_cooldown_s  = jsondecode(file("stack.json")).scaling.scale_in_cooldown_s
   idle_minutes         = jsondecode(file("stack.json")).scaling.idle_minutes
+  from_zero_gate       = jsondecode(file("stack.json")).scaling.from_zero_gate
+  stall_minutes        = jsondecode(file("stack.json")).scaling.stall_minutes
+  spread_lanes         = jsondecode(file("stack.json")).scaling.spread_tasks * 3
+  stall_alarm_actions  = ["arn:aws:sns:us-east-1:123456789012:pf-alarms"]
 }
 
 run "default_policy" {
@@ -75,25 +79,47 @@ run "default_policy" {
       for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment :
       tostring(s.scaling_adjustment) => [tonumber(s.metric_interval_lower_bound), try(tonumber(s.metric_interval_upper_bound), null)]
       }) == jsonencode({
-      "1" = [0, 16], "2" = [16, 33], "3" = [33, 50], "4" = [50, 66], "5" = [66, 83], "6" = [83, 100], "7" = [100, 116], "8" = [116, null]
+      "1" = [0, 17], "2" = [17, 34], "3" = [34, 51], "4" = [51, 68], "5" = [68, 85], "6" = [85, 102], "7" = [102, 119], "8" = [119, null]
     })
-    error_message = "ceil(visible / (300 / 18)) tasks, the last step open-ended at max_runners (8)"
+    error_message = "ceil(visible / (300 / 17.6)) tasks, the last step open-ended at max_runners (8)"
   }
 
+  # Leaving zero reads only the chunks queue: SQS publishes its metrics while the queue holds a
+  # message ("all metrics emit non-negative values only when the queue is active", Amazon SQS
+  # Developer Guide, Available CloudWatch metrics for Amazon SQS), whereas a service at zero may
+  # publish no RunningTaskCount for FILL to fill (issue 25, finding 3).
   assert {
     condition = (
-      [for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.expression if q.return_data] == ["IF(FILL(running, 0) == 0, visible, 0)"] &&
+      [for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.expression if q.return_data] == [jsondecode(file("stack.json")).scaling.from_zero_expression] &&
+      jsondecode(file("stack.json")).scaling.from_zero_expression == "IF(in_flight < 1 AND age < 1200, visible, 0)" &&
+      jsonencode({ for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.id => one(q.metric).metric_name if !q.return_data }) == jsonencode({
+        age = "ApproximateAgeOfOldestMessage", in_flight = "ApproximateNumberOfMessagesNotVisible", visible = "ApproximateNumberOfMessagesVisible"
+      }) &&
       aws_cloudwatch_metric_alarm.from_zero[0].threshold == 1 && aws_cloudwatch_metric_alarm.from_zero[0].comparison_operator == "GreaterThanOrEqualToThreshold" &&
       aws_cloudwatch_metric_alarm.from_zero[0].evaluation_periods == 1
     )
-    error_message = "the step from zero sees the visible backlog while no task runs, threshold one chunk"
+    error_message = "the step from zero sees the visible backlog while nothing is in flight and the backlog is younger than the stall limit, as pagefleet/scaling.py exports it, from the queue's metrics alone"
+  }
+
+  # --- stalled: chunks wait and nothing converts ------------------------------------------
+
+  assert {
+    condition = (
+      [for q in aws_cloudwatch_metric_alarm.stalled[0].metric_query : q.expression if q.return_data] == [jsondecode(file("stack.json")).scaling.stall_expression] &&
+      jsonencode(sort([for q in aws_cloudwatch_metric_alarm.stalled[0].metric_query : q.id if !q.return_data])) == jsonencode(["age", "in_flight", "visible"]) &&
+      aws_cloudwatch_metric_alarm.stalled[0].evaluation_periods == 20 && aws_cloudwatch_metric_alarm.stalled[0].datapoints_to_alarm == 20 &&
+      one(aws_appautoscaling_policy.stalled[0].step_scaling_policy_configuration).adjustment_type == "ExactCapacity" &&
+      one(one(aws_appautoscaling_policy.stalled[0].step_scaling_policy_configuration).step_adjustment).scaling_adjustment == 0 &&
+      contains(aws_cloudwatch_metric_alarm.stalled[0].alarm_actions, "arn:aws:sns:us-east-1:123456789012:pf-alarms")
+    )
+    error_message = "20 minutes of chunks waiting with none in flight, the oldest 20 minutes old, stop every runner task and notify"
   }
 
   # --- target tracking ----------------------------------------------------------------------
 
   assert {
-    condition     = abs(aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].target_value - 300 / 18) < 1e-6
-    error_message = "target backlog per task = acceptable latency / seconds per chunk (300 s / 18 s)"
+    condition     = abs(aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].target_value - 300 / 17.6) < 1e-6
+    error_message = "target backlog per task = acceptable latency / seconds per chunk (300 s / 17.6 s)"
   }
 
   assert {
@@ -145,6 +171,13 @@ run "first_release_policy" {
     max_runners     = 4
     tracking_metric = "visible_per_running"
     from_zero       = "change_plus_one"
+    from_zero_gate  = "no_running_task"
+    stall_minutes   = null
+  }
+
+  assert {
+    condition     = length(aws_cloudwatch_metric_alarm.stalled) == 0 && length(aws_appautoscaling_policy.stalled) == 0
+    error_message = "without stall_minutes nothing stops a fleet that converts nothing"
   }
 
   assert {
@@ -184,6 +217,22 @@ run "past_twenty_tasks_the_steps_stop_at_twenty" {
     )
     error_message = "a step policy holds 20 step adjustments (Application Auto Scaling's quota): leaving zero sets at most 20 tasks, and the target still scales to max_runners"
   }
+}
+
+# A small document becomes up to spread_lanes chunks; more than one task's target backlog
+# would start two tasks from zero for it.
+run "spread_lanes_past_one_tasks_backlog_refused" {
+  command = plan
+
+  module {
+    source = "./modules/autoscaling"
+  }
+
+  variables {
+    spread_lanes = 18
+  }
+
+  expect_failures = [aws_appautoscaling_target.this]
 }
 
 run "outstanding_per_running" {

@@ -78,9 +78,10 @@ run "pipeline_without_runners" {
   assert {
     condition = (
       local.handler_env.PAGEFLEET_CONVERTER == "marker" &&
-      local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.max_runners * 3)
+      local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.spread_tasks * 3) &&
+      tonumber(local.handler_env.PAGEFLEET_COST_MARKER_PAGE_S) * local.settings.chunk_pages == jsondecode(file("stack.json")).scaling.seconds_per_chunk
     )
-    error_message = "the splitter plans chunks for the runners: marker's costs over max_runners x workers_per_gpu lanes"
+    error_message = "the splitter plans chunks for the runners: marker's costs, a chunk the scaling policy's seconds_per_chunk, a small document spread over spread_tasks x workers_per_gpu lanes (not max_runners x workers_per_gpu)"
   }
 
   assert {
@@ -282,6 +283,16 @@ run "no_runners_need_no_network" {
     condition     = output.cluster_name == null
     error_message = "without runners no VPC or subnet is asked for"
   }
+}
+
+run "max_runners_not_a_whole_number_refused" {
+  command = plan
+
+  variables {
+    max_runners = 2.5
+  }
+
+  expect_failures = [var.max_runners]
 }
 
 run "multi_gpu_instance_types_refused" {

@@ -41,7 +41,30 @@ locals {
       adjustment = n
     }
   ] : [{ lower = 0, upper = null, adjustment = 1 }]
-  from_zero_expression = local.from_zero_exact ? "IF(FILL(running, 0) == 0, visible, 0)" : "IF(visible > 0 AND FILL(running, 0) == 0, 1, 0)"
+  # The gate (pagefleet/scaling.py from_zero_expression; a test compares them): no running
+  # task as Container Insights counts it, which a service at zero may not publish at all, or
+  # nothing in flight as the chunks queue counts it, which SQS publishes while the queue holds
+  # a message. With a stall limit, a backlog older than it leaves zero no more.
+  stall_s = var.stall_minutes == null ? null : var.stall_minutes * 60
+  from_zero_gate = join(" AND ", compact([
+    var.from_zero_gate == "no_running_task" ? "FILL(running, 0) == 0" : "in_flight < 1",
+    var.from_zero_gate == "nothing_in_flight" && local.stall_s != null ? "age < ${local.stall_s}" : "",
+  ]))
+  from_zero_expression = local.from_zero_exact ? "IF(${local.from_zero_gate}, visible, 0)" : "IF(visible > 0 AND ${local.from_zero_gate}, 1, 0)"
+
+  # Chunks waiting, none in flight, the oldest waiting stall_minutes: GPU instances up for
+  # nothing (never registered, sidecar never healthy) or none to be had.
+  stall_expression = "IF(visible >= 1 AND in_flight < 1 AND age >= ${coalesce(local.stall_s, 0)}, 1, 0)"
+
+  queue_metrics = {
+    visible   = { namespace = "AWS/SQS", metric_name = "ApproximateNumberOfMessagesVisible", dimensions = local.queue_dimensions }
+    in_flight = { namespace = "AWS/SQS", metric_name = "ApproximateNumberOfMessagesNotVisible", dimensions = local.queue_dimensions }
+    age       = { namespace = "AWS/SQS", metric_name = "ApproximateAgeOfOldestMessage", dimensions = local.queue_dimensions }
+    running   = { namespace = "ECS/ContainerInsights", metric_name = "RunningTaskCount", dimensions = local.service_dimensions }
+  }
+  # Only the metrics each alarm's expression reads.
+  from_zero_metrics = { for id, m in local.queue_metrics : id => m if can(regex("\\b${id}\\b", local.from_zero_expression)) }
+  stall_metrics     = { for id, m in local.queue_metrics : id => m if can(regex("\\b${id}\\b", local.stall_expression)) }
 }
 
 resource "aws_appautoscaling_target" "this" {
@@ -58,6 +81,13 @@ resource "aws_appautoscaling_target" "this" {
       # Below one chunk per task the steps from zero would be empty intervals.
       condition     = local.target_backlog_per_task >= 1
       error_message = "acceptable_latency_s / seconds_per_chunk must be at least one chunk per task."
+    }
+
+    precondition {
+      # A small document becomes up to spread_lanes chunks: within one task's target backlog,
+      # leaving zero starts exactly one task for it (pagefleet/scaling.py splitter_lanes).
+      condition     = var.spread_lanes <= local.target_backlog_per_task
+      error_message = "spread_lanes (${var.spread_lanes}: spread_tasks x workers_per_gpu) must be at most the backlog one task takes (${local.target_backlog_per_task}: acceptable_latency_s / seconds_per_chunk), or one small document starts several tasks from zero."
     }
   }
 }
@@ -155,43 +185,33 @@ resource "aws_cloudwatch_metric_alarm" "from_zero" {
   count = var.create ? 1 : 0
 
   alarm_name          = "${var.name}-chunks-waiting-no-runner"
-  alarm_description   = local.from_zero_exact ? "Chunks are visible and no runner task runs: set as many tasks as the backlog needs (ExactCapacity, so repeating it while tasks start adds none)." : "Chunks are visible (> 0) and no runner task runs: add a task."
+  alarm_description   = local.from_zero_exact ? "Chunks are visible and no runner converts: set as many tasks as the backlog needs (ExactCapacity, so repeating it while tasks start adds none)." : "Chunks are visible (> 0) and no runner converts: add a task."
   comparison_operator = "GreaterThanOrEqualToThreshold"
   threshold           = 1
   evaluation_periods  = 1
   treat_missing_data  = "notBreaching"
   alarm_actions       = [aws_appautoscaling_policy.from_zero[0].arn]
 
-  metric_query {
-    id          = "visible"
-    return_data = false
+  dynamic "metric_query" {
+    for_each = local.from_zero_metrics
 
-    metric {
-      namespace   = "AWS/SQS"
-      metric_name = "ApproximateNumberOfMessagesVisible"
-      dimensions  = local.queue_dimensions
-      period      = 60
-      stat        = "Maximum"
+    content {
+      id          = metric_query.key
+      return_data = false
+
+      metric {
+        namespace   = metric_query.value.namespace
+        metric_name = metric_query.value.metric_name
+        dimensions  = metric_query.value.dimensions
+        period      = 60
+        stat        = "Maximum"
+      }
     }
   }
 
   metric_query {
-    id          = "running"
-    return_data = false
-
-    metric {
-      namespace   = "ECS/ContainerInsights"
-      metric_name = "RunningTaskCount"
-      dimensions  = local.service_dimensions
-      period      = 60
-      stat        = "Maximum"
-    }
-  }
-
-  metric_query {
-    id    = "waiting_without_runner"
-    label = "Chunks visible while no runner runs"
-    # A service at zero may publish no RunningTaskCount at all: missing counts as zero.
+    id          = "waiting_without_runner"
+    label       = "Chunks visible while no runner converts"
     expression  = local.from_zero_expression
     return_data = true
   }
@@ -266,6 +286,76 @@ resource "aws_cloudwatch_metric_alarm" "idle" {
     id          = "outstanding"
     label       = "Chunks visible or in flight"
     expression  = "visible + in_flight"
+    return_data = true
+  }
+
+  tags = var.tags
+}
+
+################################################################################
+# Stalled: chunks waiting, none in flight, for stall_minutes: stop every runner
+################################################################################
+
+# Instances that never register, a sidecar that never turns healthy, capacity refused: tasks
+# are desired, GPUs may be billed, nothing converts. Stopping the tasks lets the capacity
+# provider release the instances; the from-zero alarm does not start them again while the
+# oldest chunk is older than stall_minutes, so a person fixes the cause and restarts (the
+# module README). The chunks wait, kept 14 days.
+resource "aws_appautoscaling_policy" "stalled" {
+  count = var.create && var.stall_minutes != null ? 1 : 0
+
+  name               = "${var.name}-stop-when-stalled"
+  policy_type        = "StepScaling"
+  service_namespace  = aws_appautoscaling_target.this[0].service_namespace
+  resource_id        = aws_appautoscaling_target.this[0].resource_id
+  scalable_dimension = aws_appautoscaling_target.this[0].scalable_dimension
+
+  step_scaling_policy_configuration {
+    adjustment_type         = "ExactCapacity"
+    cooldown                = var.scale_in_cooldown_s
+    metric_aggregation_type = "Maximum"
+
+    step_adjustment {
+      metric_interval_lower_bound = 0
+      scaling_adjustment          = 0
+    }
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "stalled" {
+  count = var.create && var.stall_minutes != null ? 1 : 0
+
+  alarm_name          = "${var.name}-runners-stalled"
+  alarm_description   = "Chunks have waited ${coalesce(var.stall_minutes, 0)} minutes with none in flight: runners are up for nothing or cannot start. Every runner task is stopped and none restarts on its own; fix the cause (the ECS events log, the capacity provider), then start the service (terraform/modules/autoscaling/README.md)."
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = 1
+  evaluation_periods  = coalesce(var.stall_minutes, 1)
+  datapoints_to_alarm = coalesce(var.stall_minutes, 1)
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = concat([aws_appautoscaling_policy.stalled[0].arn], var.stall_alarm_actions)
+  ok_actions          = var.stall_alarm_actions
+
+  dynamic "metric_query" {
+    for_each = local.stall_metrics
+
+    content {
+      id          = metric_query.key
+      return_data = false
+
+      metric {
+        namespace   = metric_query.value.namespace
+        metric_name = metric_query.value.metric_name
+        dimensions  = metric_query.value.dimensions
+        period      = 60
+        stat        = "Maximum"
+      }
+    }
+  }
+
+  metric_query {
+    id          = "stalled"
+    label       = "Chunks waiting, none in flight, the oldest past the stall limit"
+    expression  = local.stall_expression
     return_data = true
   }
 

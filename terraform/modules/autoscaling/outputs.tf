@@ -19,5 +19,16 @@ output "appautoscaling_policy_arns" {
     backlog   = try(aws_appautoscaling_policy.backlog[0].arn, null)
     from_zero = try(aws_appautoscaling_policy.from_zero[0].arn, null)
     to_zero   = try(aws_appautoscaling_policy.to_zero[0].arn, null)
+    stalled   = try(aws_appautoscaling_policy.stalled[0].arn, null)
   }
+}
+
+output "from_zero_expression" {
+  description = "Metric math of the from-zero alarm (the visible backlog while nothing converts)."
+  value       = local.from_zero_expression
+}
+
+output "stall_alarm_arn" {
+  description = "ARN of the alarm that stops the runners when chunks wait with none in flight for stall_minutes (null without one)."
+  value       = try(aws_cloudwatch_metric_alarm.stalled[0].arn, null)
 }

@@ -108,6 +108,40 @@ variable "idle_minutes" {
   default     = 15
 }
 
+variable "from_zero_gate" {
+  description = "What says no runner converts, to leave zero: nothing_in_flight (the chunks queue's in-flight count, published while the queue holds a message) or no_running_task (Container Insights' RunningTaskCount, which a service at zero may not publish)."
+  type        = string
+  default     = "nothing_in_flight"
+
+  validation {
+    condition     = contains(["nothing_in_flight", "no_running_task"], var.from_zero_gate)
+    error_message = "from_zero_gate must be nothing_in_flight or no_running_task."
+  }
+}
+
+variable "stall_minutes" {
+  description = "Minutes chunks may wait with none in flight, the oldest that old, before every runner task is stopped (and leaving zero waits for a person); longer than a cold start. null: never."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.stall_minutes == null || try(var.stall_minutes >= 1 && floor(var.stall_minutes) == var.stall_minutes, false)
+    error_message = "stall_minutes must be a whole number of minutes, at least 1, or null."
+  }
+}
+
+variable "spread_lanes" {
+  description = "Chunks a small document is spread over by the splitter (PAGEFLEET_FLEET_LANES: spread_tasks x workers_per_gpu); at most the backlog one task takes, so such a document starts one task from zero."
+  type        = number
+  default     = 1
+}
+
+variable "stall_alarm_actions" {
+  description = "ARNs (an SNS topic) the stall alarm notifies besides stopping the runners."
+  type        = list(string)
+  default     = []
+}
+
 variable "tags" {
   description = "Tags for the alarms."
   type        = map(string)
