@@ -7,7 +7,9 @@
 # on the same GPUs would make clients of the first and the second take turns or fail.
 
 # shellcheck disable=SC2034  # used by the scripts that source this file
-MPS_DIR="${PAGEFLEET_MPS_DIR:-/tmp/nvidia-mps}"
+# Off CUDA's default pipe directory (/tmp/nvidia-mps), where any CUDA client without
+# CUDA_MPS_PIPE_DIRECTORY would find the daemon: "MPS off" stays off.
+MPS_DIR="${PAGEFLEET_MPS_DIR:-/run/pagefleet-mps}"
 # The daemon's logs: beside the pipe directory, which is mounted into the containers.
 # shellcheck disable=SC2034
 MPS_LOG_DIR="${PAGEFLEET_MPS_LOG_DIR:-${MPS_DIR%/}.log}"

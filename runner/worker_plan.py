@@ -98,9 +98,11 @@ class RunnerSettings(BaseSettings):
         "off, or auto (if one answers there and a client connects).",
     )
     mps_dir: str = Field(
-        "/tmp/nvidia-mps",
+        "/run/pagefleet-mps",
         description="Pipe directory of the instance's one MPS control daemon "
         "(CUDA_MPS_PIPE_DIRECTORY): the AMI's nvidia-mps.service's, or mps/start_mps.sh's. "
+        "Never CUDA's default /tmp/nvidia-mps, where a client that was told nothing (MPS off) "
+        "would join it anyway. "
         "Through it the GPU's kernels run side by side: with marker those of the vLLM sidecar "
         "and of the layout and OCR-error servers the first worker spawns; workers run none.",
     )

@@ -7,6 +7,7 @@ like the real one, so the supervisor's MPS detection is checked against what the
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -259,3 +260,30 @@ def test_mps_probe_without_a_driver_library(tmp_path: Path) -> None:
         tmp_path, GpuInfo(0, "GPU-x", "fake", 1, 1), library=str(tmp_path / "libcuda.so.1")
     )
     assert not probe.ok and probe.detail.startswith(f"cannot load {tmp_path}/libcuda.so.1")
+
+
+# CUDA's default pipe directory: where a client without CUDA_MPS_PIPE_DIRECTORY looks for the
+# daemon (NVIDIA's MPS documentation, "CUDA_MPS_PIPE_DIRECTORY": default /tmp/nvidia-mps).
+CUDA_DEFAULT_PIPE_DIRECTORY = "/tmp/nvidia-mps"
+
+
+def test_the_one_pipe_directory_is_off_cuda_s_default_everywhere() -> None:
+    """PAGEFLEET_MPS_DIR has one default in the runner, the scripts, the systemd unit and the
+    runners module (whose mount puts it at the same path in both containers), and it is not
+    the path a CUDA process told nothing would join: with MPS off a worker's servers stay off."""
+    root = MPS.parent
+    script = re.search(
+        r'MPS_DIR="\$\{PAGEFLEET_MPS_DIR:-([^}]+)\}"', (MPS / "common.sh").read_text()
+    )
+    unit = re.search(
+        r"^Environment=PAGEFLEET_MPS_DIR=(\S+)$", (MPS / "pagefleet-mps.service").read_text(), re.M
+    )
+    module = re.search(
+        r'variable "mps_pipe_directory" \{.*?default\s+=\s+"([^"]+)"',
+        (root / "terraform" / "modules" / "runners" / "variables.tf").read_text(),
+        re.S,
+    )
+    assert script and unit and module
+    defaults = {RunnerSettings().mps_dir, script.group(1), unit.group(1), module.group(1)}
+    assert len(defaults) == 1, defaults
+    assert defaults.pop().rstrip("/") != CUDA_DEFAULT_PIPE_DIRECTORY

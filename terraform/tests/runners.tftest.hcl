@@ -46,7 +46,7 @@ variables {
   max_instances                            = 3
   stop_timeout_s                           = 40
   mps_dir                                  = "tests/fixtures/mps"
-  mps_pipe_directory                       = "/tmp/nvidia-mps"
+  mps_pipe_directory                       = "/run/pagefleet-mps"
   bucket_arn                               = "arn:aws:s3:::pf-bucket"
   chunks_queue_arn                         = "arn:aws:sqs:us-east-1:123456789012:pf-chunks"
   kms_key_arn                              = "arn:aws:kms:us-east-1:123456789012:key/test"
@@ -95,7 +95,7 @@ run "runners" {
   }
 
   assert {
-    condition     = aws_ecs_task_definition.this[0].ipc_mode == "host" && { for v in aws_ecs_task_definition.this[0].volume : v.name => v.host_path }["mps-pipes"] == "/tmp/nvidia-mps"
+    condition     = aws_ecs_task_definition.this[0].ipc_mode == "host" && { for v in aws_ecs_task_definition.this[0].volume : v.name => v.host_path }["mps-pipes"] == "/run/pagefleet-mps"
     error_message = "the task shares the host's IPC namespace and MPS pipe directory"
   }
 
@@ -109,7 +109,7 @@ run "runners" {
       { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.resourceRequirements == [{ type = "GPU", value = "1" }] &&
       !contains(keys({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm), "resourceRequirements") &&
       { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.runner.stopTimeout == 40 &&
-      alltrue([for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : contains([for m in c.mountPoints : m.containerPath if m.sourceVolume == "mps-pipes"], "/tmp/nvidia-mps")])
+      alltrue([for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : contains([for m in c.mountPoints : m.containerPath if m.sourceVolume == "mps-pipes"], "/run/pagefleet-mps")])
     )
     error_message = "one GPU requirement per task, on the runner; the MPS pipes mounted in both containers; stopTimeout from the drain timeout"
   }
@@ -142,7 +142,7 @@ run "runners" {
       PAGEFLEET_MARKER_INFERENCE_URL = "http://vllm:8000/v1"
       PAGEFLEET_MARKER_VLLM_GPU_TYPE = "l4"
       PAGEFLEET_STOP_TIMEOUT_S       = "40"
-      PAGEFLEET_MPS_DIR              = "/tmp/nvidia-mps"
+      PAGEFLEET_MPS_DIR              = "/run/pagefleet-mps"
     }
     error_message = "the runner settings plus the sidecar's URL, the GPU type of the smallest instance GPU (g6: L4), and the supervisor's stop timeout"
   }
@@ -173,7 +173,7 @@ run "runners" {
     condition = (
       { for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[0] == "/bin/sh" &&
       strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "export CUDA_MPS_PIPE_DIRECTORY=\"$pipe\"") &&
-      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "pipe=\"/tmp/nvidia-mps\"") &&
+      strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "pipe=\"/run/pagefleet-mps\"") &&
       strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "if [ \"$count\" != 1 ]; then") &&
       strcontains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.entryPoint[2], "exec vllm serve \"$@\"")
     )
@@ -233,7 +233,7 @@ run "runners" {
       strcontains(base64decode(aws_launch_template.this[0].user_data), "ECS_ENABLE_GPU_SUPPORT=true") &&
       alltrue([for f in ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh", "pagefleet-mps.service"] :
       strcontains(base64decode(aws_launch_template.this[0].user_data), filebase64("tests/fixtures/mps/${f}"))]) &&
-      strcontains(base64decode(aws_launch_template.this[0].user_data), "Environment=PAGEFLEET_MPS_DIR=%s\\n' '/tmp/nvidia-mps'") &&
+      strcontains(base64decode(aws_launch_template.this[0].user_data), "Environment=PAGEFLEET_MPS_DIR=%s\\n' '/run/pagefleet-mps'") &&
       strcontains(base64decode(aws_launch_template.this[0].user_data), "systemctl enable --now pagefleet-mps.service")
     )
     error_message = "user data joins the cluster and starts the MPS daemon from mps/"
@@ -472,4 +472,18 @@ run "gpu_memory_utilization_leaves_room" {
   }
 
   expect_failures = [var.vllm_gpu_memory_utilization]
+}
+
+run "cuda_default_pipe_directory_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    mps_pipe_directory = "/tmp/nvidia-mps/"
+  }
+
+  expect_failures = [var.mps_pipe_directory]
 }

@@ -103,9 +103,16 @@ variable "mps_dir" {
 }
 
 variable "mps_pipe_directory" {
-  description = "Pipe directory of the instance's one MPS control daemon, mounted at the same path into both containers (PAGEFLEET_MPS_DIR): the AMI's nvidia-mps.service's pipe directory (/run/mps-ecs) is bind-mounted here where the AMI has that service, else mps/'s daemon listens here."
+  description = "Pipe directory of the instance's one MPS control daemon, mounted at the same path into both containers (PAGEFLEET_MPS_DIR): the AMI's nvidia-mps.service's pipe directory (/run/mps-ecs) is bind-mounted here where the AMI has that service, else mps/'s daemon listens here. Never CUDA's default /tmp/nvidia-mps."
   type        = string
-  default     = "/tmp/nvidia-mps"
+  default     = "/run/pagefleet-mps"
+
+  # A CUDA client told nothing looks in /tmp/nvidia-mps: a daemon there would be joined by a
+  # process running with PAGEFLEET_MPS=off too.
+  validation {
+    condition     = startswith(var.mps_pipe_directory, "/") && trimsuffix(var.mps_pipe_directory, "/") != "/tmp/nvidia-mps"
+    error_message = "mps_pipe_directory must be an absolute path other than CUDA's default pipe directory /tmp/nvidia-mps, where every CUDA process finds the daemon whether or not it was told to join it (PAGEFLEET_MPS=off would not be off); the default is /run/pagefleet-mps."
+  }
 }
 
 ################################################################################
