@@ -189,10 +189,11 @@ class Settings(BaseSettings):
         "concurrency; unset = surya's default (4090).",
     )
     marker_server_startup_timeout_s: float = Field(
-        60.0,
+        300.0,
         gt=0,
         description="A model server not healthy this long after start fails the conversion "
-        "process (marker's own waits are 300 and 600 s).",
+        "process: surya's own wait for the layout and OCR-error servers it spawns (its VLM "
+        "wait is 600 s); a cold instance loads their weights and kernels for the first time.",
     )
 
     @field_validator("webhook_url")

@@ -347,3 +347,12 @@ def test_an_empty_table_reply_is_no_failure(
     a table the model reads as nothing would fail its chunk on every attempt."""
     fake_marker.warnings = ("Table OCR failed for block /page/1/Table/3",)
     assert len(_convert(tmp_path)) == 3
+
+
+def test_the_server_start_limit_is_surya_s_own() -> None:
+    """surya 0.22.1 waits 300 s for the layout and OCR-error servers it spawns
+    (surya/settings.py:183 FAST_LAYOUT_SERVER_STARTUP_TIMEOUT, :144
+    OCR_ERROR_SERVER_STARTUP_TIMEOUT); a shorter limit fails a cold instance's first chunk."""
+    env = surya_environment(load_settings())
+    assert env["FAST_LAYOUT_SERVER_STARTUP_TIMEOUT"] == "300.0"
+    assert env["OCR_ERROR_SERVER_STARTUP_TIMEOUT"] == "300.0"
