@@ -154,6 +154,7 @@ module "runners" {
   force_delete                             = var.ecr_force_delete
   task_memory_mb                           = var.runner_memory_mb
   vllm_image                               = var.vllm_image
+  vllm_image_has_weights                   = var.vllm_image_has_weights
   vllm_gpu_memory_utilization              = var.vllm_gpu_memory_utilization
   vllm_gpu_type                            = var.vllm_gpu_type
   stop_timeout_s                           = ceil(local.settings.drain_timeout_s) + 15

@@ -349,6 +349,12 @@ variable "vllm_image" {
   }
 }
 
+variable "vllm_image_has_weights" {
+  description = "Whether vllm_image holds datalab-to/surya-ocr-2's weights in its Hugging Face cache: then the sidecar runs with HF_HUB_OFFLINE=1, else each new instance downloads them (README: the weights' licence)."
+  type        = bool
+  default     = false
+}
+
 variable "vllm_gpu_memory_utilization" {
   description = "Share of GPU memory the vLLM sidecar takes (--gpu-memory-utilization); the rest is for the runner's layout and OCR-error servers and workers."
   type        = number

@@ -487,3 +487,49 @@ run "cuda_default_pipe_directory_refused" {
 
   expect_failures = [var.mps_pipe_directory]
 }
+
+run "g4dn_refused_for_want_of_bfloat16" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    instance_types = ["g6.xlarge", "g4dn.xlarge"]
+  }
+
+  expect_failures = [var.instance_types]
+}
+
+run "t4_gpu_type_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    vllm_gpu_type = "t4"
+  }
+
+  expect_failures = [var.vllm_gpu_type]
+}
+
+run "an_image_with_the_weights_runs_offline" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    vllm_image             = "123456789012.dkr.ecr.us-east-1.amazonaws.com/pf-vllm:v0.20.1-weights"
+    vllm_image_has_weights = true
+  }
+
+  assert {
+    condition     = contains({ for c in jsondecode(aws_ecs_task_definition.this[0].container_definitions) : c.name => c }.vllm.environment, { name = "HF_HUB_OFFLINE", value = "1" })
+    error_message = "a sidecar image that holds the weights never reaches Hugging Face (HF_HUB_OFFLINE=1)"
+  }
+}

@@ -9,7 +9,8 @@ locals {
 
   # NVIDIA GPUs per instance type: the one-GPU rule of var.instance_types (and of the root).
   gpus_per_instance_type = jsondecode(file("${path.module}/gpu_instance_types.json")).gpus
-  one_gpu_types_text     = join(", ", sort([for t, n in local.gpus_per_instance_type : t if n == 1]))
+  # g4dn is listed for its GPU count but refused (variables.tf: its T4 has no bfloat16).
+  one_gpu_types_text = join(", ", sort([for t, n in local.gpus_per_instance_type : t if n == 1 && !startswith(t, "g4dn.")]))
 
   mps_dir        = coalesce(var.mps_dir, "${path.module}/../../../mps")
   mps_scripts    = ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh"]
@@ -128,7 +129,7 @@ locals {
     # uid 1000 has no passwd entry in the vLLM image, so HOME would be / (not writable); the
     # instance cache volume holds the Hugging Face, vLLM and compile caches across tasks.
     HOME = var.vllm_cache_container_path
-  }, var.vllm_environment)
+  }, var.vllm_image_has_weights ? { HF_HUB_OFFLINE = "1" } : {}, var.vllm_environment)
 
   mps_mount = {
     sourceVolume  = "mps-pipes"

@@ -66,6 +66,13 @@ variable "instance_types" {
     error_message = "Multi-GPU instance types (${join(", ", [for t in var.instance_types : "${t}: ${lookup(local.gpus_per_instance_type, t, 1)} GPUs" if lookup(local.gpus_per_instance_type, t, 1) != 1])}) are refused: a runner task holds one GPU and its vLLM sidecar and model servers sit on it, one task per instance, so the other GPUs would be paid for and never used. Use one-GPU types: ${local.one_gpu_types_text}."
   }
 
+  # The sidecar serves surya's model with --dtype bfloat16, which vLLM refuses on a compute
+  # capability below 8.0; g4dn's T4 is 7.5.
+  validation {
+    condition     = !anytrue([for t in var.instance_types : startswith(t, "g4dn.")])
+    error_message = "g4dn instance types (${join(", ", [for t in var.instance_types : t if startswith(t, "g4dn.")])}) are refused: their T4 GPU has no bfloat16, and the vLLM sidecar serves surya's OCR model in bfloat16 as surya does. Use g6, g5 or g6e."
+  }
+
   validation {
     condition     = alltrue([for t in var.instance_types : contains(keys(local.gpus_per_instance_type), t)])
     error_message = "Instance types not known to have one NVIDIA GPU: ${join(", ", [for t in var.instance_types : t if !contains(keys(local.gpus_per_instance_type), t)])}. The runners place one task on each instance and size it for one GPU. Use one-GPU types (${local.one_gpu_types_text}), or add the type with its GPU count to modules/runners/gpu_instance_types.json."
@@ -214,7 +221,12 @@ variable "vllm_gpu_memory_utilization" {
 }
 
 variable "vllm_gpu_type" {
-  description = "surya's VLLM_GPU_TYPE (t4, a10, l4, l40s, a100, a100-80, h100, h200, b200, ...): sizes the sidecar's --max-num-seqs/--max-num-batched-tokens and the runner's request concurrency (PAGEFLEET_MARKER_VLLM_GPU_TYPE). null derives it from instance_types: the smallest GPU among them."
+  validation {
+    condition     = var.vllm_gpu_type != "t4"
+    error_message = "vllm_gpu_type t4 is refused: the T4 has no bfloat16, which the vLLM sidecar serves surya's model in."
+  }
+
+  description = "surya's VLLM_GPU_TYPE (a10, l4, l40s, a100, a100-80, h100, h200, b200, ...; not t4, which has no bfloat16): sizes the sidecar's --max-num-seqs/--max-num-batched-tokens and the runner's request concurrency (PAGEFLEET_MARKER_VLLM_GPU_TYPE). null derives it from instance_types: the smallest GPU among them."
   type        = string
   default     = null
 }
@@ -223,6 +235,12 @@ variable "vllm_extra_args" {
   description = "Arguments appended to the sidecar's vllm serve command line (after surya's own, so they override them)."
   type        = list(string)
   default     = []
+}
+
+variable "vllm_image_has_weights" {
+  description = "Whether vllm_image holds datalab-to/surya-ocr-2's weights in its Hugging Face cache (a copy built with them, not the public image): then the sidecar runs with HF_HUB_OFFLINE=1 and never reaches Hugging Face, else it downloads them (several GB) on each new instance. The weights' licence is a modified OpenRAIL-M (terraform/README.md)."
+  type        = bool
+  default     = false
 }
 
 variable "vllm_environment" {
