@@ -41,7 +41,7 @@ silent with chunks waiting; ``nothing_in_flight`` reads the queue's in-flight co
 publishes whenever the queue is active (any message in it), so a backlog nobody converts always
 shows. A backlog that waits ``stall_minutes`` with nothing in flight (GPU instances that never
 register, a sidecar that never turns healthy, capacity refused) stops every task instead, and
-leaving zero stays off while its oldest chunk is older than that: the stall's cost is bounded
+leaving zero stays off while its oldest chunk has waited that long: the stall's cost is bounded
 (:meth:`ScalingPolicy.stall_instance_minutes`) and the alarm asks a person to act.
 """
 
@@ -183,18 +183,21 @@ class ScalingPolicy(BaseModel):
         """The from-zero alarm's metric math: the backlog (or 1, for +1) while the gate holds."""
         gate = FROM_ZERO_GATES[self.from_zero_gate]
         if self.stall_s is not None and self.from_zero_gate == "nothing_in_flight":
-            gate += f" AND age < {self.stall_s}"  # a stalled backlog leaves zero no more
+            # A backlog that waited through a stall's datapoints (its first one's chunks are
+            # at least stall_minutes - 1 old by the last) leaves zero no more.
+            gate += f" AND age < {self.stall_s - METRIC_PERIOD_S}"
         if self.from_zero == "change_plus_one":
             return f"IF(visible > 0 AND {gate}, 1, 0)"
         return f"IF({gate}, visible, 0)"
 
     @property
     def stall_expression(self) -> str | None:
-        """1 in a minute when chunks wait, none is in flight and the oldest has waited
-        ``stall_minutes``; ``stall_minutes`` such minutes in a row stop every task."""
+        """1 in a minute when chunks wait and none is in flight; ``stall_minutes`` such
+        minutes in a row stop every task (longer than a cold start, so a fleet replacing its
+        lost Spot instances under an old backlog is no stall)."""
         if self.stall_s is None:
             return None
-        return f"IF(visible >= 1 AND in_flight < 1 AND age >= {self.stall_s}, 1, 0)"
+        return "IF(visible >= 1 AND in_flight < 1, 1, 0)"
 
     def stall_instance_minutes(self, instance_scale_in_minutes: int) -> int:
         """The most instance-minutes a stall can cost: every task's instance, from the
@@ -341,10 +344,16 @@ POLICIES: dict[str, ScalingPolicy] = {
         name="per-desired", tracking_metric="outstanding_per_desired", from_zero="exact_backlog"
     ),
 }
-# ``per-desired`` as it was before it read the queue to leave zero and stopped a stalled fleet:
-# the simulator's "before" for both.
+# ``per-desired`` as deployed before issue 25 (its 18 s chunk, leaving zero on Container
+# Insights' running count, nothing to stop a fleet that converts nothing): the simulator's
+# "before".
 POLICIES["running-gate"] = POLICIES["per-desired"].model_copy(
-    update={"name": "running-gate", "from_zero_gate": "no_running_task", "stall_minutes": None}
+    update={
+        "name": "running-gate",
+        "seconds_per_chunk": 18,
+        "from_zero_gate": "no_running_task",
+        "stall_minutes": None,
+    }
 )
 DEFAULT_POLICY = "per-desired"
 

@@ -218,14 +218,13 @@ def test_leaving_zero_reads_the_queue_so_it_fires_without_task_metrics() -> None
 def test_a_stalled_backlog_stops_the_fleet_and_does_not_restart_it() -> None:
     policy = scaling.default_policy()
     assert policy.stall_s == 1200 and policy.stall_expression is not None
-    stalled = {"visible": 5.0, "in_flight": 0.0, "age": 1200.0}
-    assert scaling.evaluate(policy.stall_expression, stalled) == 1
-    assert scaling.evaluate(policy.from_zero_expression, stalled) == 0
-    young = stalled | {"age": 1199.0}
-    assert scaling.evaluate(policy.stall_expression, young) == 0
-    assert scaling.evaluate(policy.from_zero_expression, young) == 5
-    # Converting, however old the backlog: no stall.
-    assert scaling.evaluate(policy.stall_expression, stalled | {"in_flight": 1}) == 0
+    waiting = {"visible": 5.0, "in_flight": 0.0, "age": 600.0}
+    assert scaling.evaluate(policy.stall_expression, waiting) == 1
+    assert scaling.evaluate(policy.stall_expression, waiting | {"in_flight": 1}) == 0
+    # By the last of a stall's 20 datapoints the first one's chunks are 19 minutes old: the
+    # step from zero no longer starts tasks for them.
+    assert scaling.evaluate(policy.from_zero_expression, waiting | {"age": 1139.0}) == 5
+    assert scaling.evaluate(policy.from_zero_expression, waiting | {"age": 1140.0}) == 0
     # 8 instances for 20 minutes of datapoints, 2 of publication and evaluation, 15 of the
     # capacity provider's scale-in.
     assert policy.stall_instance_minutes(instance_scale_in_minutes=15) == 8 * (20 + 2 + 15)

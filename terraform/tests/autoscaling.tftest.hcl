@@ -91,7 +91,7 @@ run "default_policy" {
   assert {
     condition = (
       [for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.expression if q.return_data] == [jsondecode(file("stack.json")).scaling.from_zero_expression] &&
-      jsondecode(file("stack.json")).scaling.from_zero_expression == "IF(in_flight < 1 AND age < 1200, visible, 0)" &&
+      jsondecode(file("stack.json")).scaling.from_zero_expression == "IF(in_flight < 1 AND age < 1140, visible, 0)" &&
       jsonencode({ for q in aws_cloudwatch_metric_alarm.from_zero[0].metric_query : q.id => one(q.metric).metric_name if !q.return_data }) == jsonencode({
         age = "ApproximateAgeOfOldestMessage", in_flight = "ApproximateNumberOfMessagesNotVisible", visible = "ApproximateNumberOfMessagesVisible"
       }) &&
@@ -106,13 +106,13 @@ run "default_policy" {
   assert {
     condition = (
       [for q in aws_cloudwatch_metric_alarm.stalled[0].metric_query : q.expression if q.return_data] == [jsondecode(file("stack.json")).scaling.stall_expression] &&
-      jsonencode(sort([for q in aws_cloudwatch_metric_alarm.stalled[0].metric_query : q.id if !q.return_data])) == jsonencode(["age", "in_flight", "visible"]) &&
+      jsonencode(sort([for q in aws_cloudwatch_metric_alarm.stalled[0].metric_query : q.id if !q.return_data])) == jsonencode(["in_flight", "visible"]) &&
       aws_cloudwatch_metric_alarm.stalled[0].evaluation_periods == 20 && aws_cloudwatch_metric_alarm.stalled[0].datapoints_to_alarm == 20 &&
       one(aws_appautoscaling_policy.stalled[0].step_scaling_policy_configuration).adjustment_type == "ExactCapacity" &&
       one(one(aws_appautoscaling_policy.stalled[0].step_scaling_policy_configuration).step_adjustment).scaling_adjustment == 0 &&
       contains(aws_cloudwatch_metric_alarm.stalled[0].alarm_actions, "arn:aws:sns:us-east-1:123456789012:pf-alarms")
     )
-    error_message = "20 minutes of chunks waiting with none in flight, the oldest 20 minutes old, stop every runner task and notify"
+    error_message = "20 minutes in a row of chunks waiting with none in flight stop every runner task and notify"
   }
 
   # --- target tracking ----------------------------------------------------------------------

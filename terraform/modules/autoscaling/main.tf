@@ -48,13 +48,13 @@ locals {
   stall_s = var.stall_minutes == null ? null : var.stall_minutes * 60
   from_zero_gate = join(" AND ", compact([
     var.from_zero_gate == "no_running_task" ? "FILL(running, 0) == 0" : "in_flight < 1",
-    var.from_zero_gate == "nothing_in_flight" && local.stall_s != null ? "age < ${local.stall_s}" : "",
+    var.from_zero_gate == "nothing_in_flight" && local.stall_s != null ? "age < ${coalesce(local.stall_s, 60) - 60}" : "",
   ]))
   from_zero_expression = local.from_zero_exact ? "IF(${local.from_zero_gate}, visible, 0)" : "IF(visible > 0 AND ${local.from_zero_gate}, 1, 0)"
 
-  # Chunks waiting, none in flight, the oldest waiting stall_minutes: GPU instances up for
+  # Chunks waiting and none in flight, for stall_minutes in a row: GPU instances up for
   # nothing (never registered, sidecar never healthy) or none to be had.
-  stall_expression = "IF(visible >= 1 AND in_flight < 1 AND age >= ${coalesce(local.stall_s, 0)}, 1, 0)"
+  stall_expression = "IF(visible >= 1 AND in_flight < 1, 1, 0)"
 
   queue_metrics = {
     visible   = { namespace = "AWS/SQS", metric_name = "ApproximateNumberOfMessagesVisible", dimensions = local.queue_dimensions }
@@ -326,7 +326,7 @@ resource "aws_cloudwatch_metric_alarm" "stalled" {
   count = var.create && var.stall_minutes != null ? 1 : 0
 
   alarm_name          = "${var.name}-runners-stalled"
-  alarm_description   = "Chunks have waited ${coalesce(var.stall_minutes, 0)} minutes with none in flight: runners are up for nothing or cannot start. Every runner task is stopped and none restarts on its own; fix the cause (the ECS events log, the capacity provider), then start the service (terraform/modules/autoscaling/README.md)."
+  alarm_description   = "Chunks have waited ${coalesce(var.stall_minutes, 0)} minutes in a row with none in flight: runners are up for nothing or cannot start. Every runner task is stopped and none restarts on its own; fix the cause (the ECS events log, the capacity provider), then start the service (terraform/modules/autoscaling/README.md)."
   comparison_operator = "GreaterThanOrEqualToThreshold"
   threshold           = 1
   evaluation_periods  = coalesce(var.stall_minutes, 1)
