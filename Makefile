@@ -55,3 +55,4 @@ clean:
 -include terraform/terraform.mk
 -include docker/runner.mk
 -include bench/quality/quality.mk
+-include bench/fleet/fleet.mk

@@ -6,15 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pypdfium2 as pdfium
 import pytest
+from fpdf import FPDF
 
 from bench.fleet import cli, workloads
 from bench.fleet.config import FleetConfig
 from bench.fleet.model import Fleet
-from bench.fleet.report import percentile, summarize
+from bench.fleet.report import inputs_digest, percentile, summarize
 from bench.fleet.validation import DEFAULT_RESULTS, validate
 from bench.fleet.workloads import Document, Workload
-from pagefleet.planning import plan_chunks
+from pagefleet.costs import measure_pages, plan_policy
+from pagefleet.planning import plan_by_cost
 from pagefleet.scaling import POLICIES, default_policy
 
 # Nothing but the conversion takes time: a closed-form answer is exact.
@@ -38,8 +41,13 @@ def _docs(*arrivals: float, pages: int = 16, page_s: float = 1 / 16) -> Workload
 
 
 def _warm(workers: int, share: float, **extra: Any) -> FleetConfig:
+    """One warm task; the splitter spreads nothing, so a 16-page document is one chunk."""
     return FleetConfig(
-        fixed_tasks=1, workers_per_task=workers, stream_share=share, **(INSTANT | extra)
+        fixed_tasks=1,
+        workers_per_task=workers,
+        stream_share=share,
+        splitter_lanes=1,
+        **(INSTANT | extra),
     )
 
 
@@ -66,10 +74,76 @@ def test_two_workers_sharing_a_whole_device_are_processor_sharing() -> None:
     assert _latencies(fleet) == [2, 2, 3]
 
 
-def test_the_splitter_plans_with_pagefleet_planning() -> None:
-    fleet = Fleet(_warm(workers=1, share=1.0), _docs(0, pages=33), seed=0).run()
+def test_the_splitter_plans_as_the_deployed_splitter_does() -> None:
+    """The chunks are pagefleet.planning's for the settings Terraform gives the splitter: a
+    33-page text document, measured by the real measure_pages, planned by plan_by_cost."""
+    pdf = FPDF(unit="pt", format=(420, 600))
+    pdf.set_font("Helvetica", size=9)
+    for number in range(33):
+        pdf.add_page()
+        pdf.text(30, 30, f"Page {number}: the river rose at dawn.")
+    config = FleetConfig(**INSTANT)
+    fleet = Fleet(config, _docs(0, pages=33), seed=0).run()
     (job,) = fleet.jobs
-    assert [c.pages for c in job.chunks] == [s.pages for s in plan_chunks(33, 16)] == [11, 11, 11]
+    settings = config.splitter_settings()
+    doc = pdfium.PdfDocument(bytes(pdf.output()))
+    costs = measure_pages(doc, settings)
+    planned = plan_by_cost(costs.seconds, plan_policy(settings, costs))
+    assert [c.pages for c in job.chunks] == [c.pages for c in planned]
+    assert [c.estimated_s for c in job.chunks] == [c.estimated_s for c in planned]
+    assert settings.fleet_lanes == 3 and settings.converter == "marker"
+
+
+def test_the_committed_report_describes_the_code_as_it_is() -> None:
+    """bench/results/fleet/fleet.json records a digest of the model and the deployed code it
+    simulates; a change to either makes it stale until `make fleet-report` runs again."""
+    committed = json.loads((cli.REPORT_DIR / "fleet.json").read_text())
+    assert committed["inputs_sha256"] == inputs_digest(), (
+        "bench/results/fleet/ is stale: run `scripts/fleet-sim --report` (make fleet-report)"
+    )
+    assert all(t["name"] and "met" in t for t in committed["targets"])
+
+
+def _small(**failures: Any) -> Any:
+    return summarize(Fleet(FleetConfig(**failures), workloads.single(17), seed=2).run())
+
+
+def test_a_fleet_that_never_registers_is_stopped_within_its_bound() -> None:
+    """Every instance boots, is billed and never joins the cluster: the stall policy stops the
+    task after stall_minutes, the instance goes with the capacity provider's scale-in, and the
+    chunks wait, not lost (kept 14 days)."""
+    summary = _small(registration_failure_share=1.0)
+    policy = default_policy()
+    assert summary["stalls_stopped"] == 1 and summary["tasks_started"] == 1
+    assert summary["instance_minutes"] <= policy.stall_instance_minutes(15) / policy.max_runners
+    assert summary["chunks_waiting"] == 3 and summary["chunks_lost"] == 0
+    assert not summary["finished"]
+
+
+def test_a_service_at_zero_without_task_metrics_still_leaves_zero() -> None:
+    gaps = {"metric_gaps_at_zero": True}
+    assert _small(**gaps)["finished"]
+    before = FleetConfig(policy=POLICIES["running-gate"], **gaps)
+    stuck = summarize(Fleet(before, workloads.single(17), seed=2).run(horizon_s=7200))
+    assert stuck["tasks_started"] == 0 and stuck["chunks_waiting"] == 3
+
+
+def test_a_release_on_drain_uses_up_no_receive() -> None:
+    """A Spot interruption drains the task; a chunk still converting at the drain deadline is
+    sent again as a new message (the worker's release), so its receives start again."""
+    config = _warm(workers=1, share=1.0, drain_timeout_s=10)
+    fleet = Fleet(config, _docs(0, page_s=100 / 16), seed=0)
+
+    def drain() -> Any:
+        yield fleet.env.timeout(30)
+        fleet._stop_task(fleet.tasks[0], drain=True)
+        fleet._set_desired(1, "test")
+
+    fleet.env.process(drain())
+    fleet.run()
+    (job,) = fleet.jobs
+    assert job.recorded_at_s is not None and job.chunks[0].conversions == 1
+    assert fleet.chunks.redeliveries == 0 and fleet.chunks.receives == 2
 
 
 def test_a_dead_runners_chunk_is_redelivered_when_its_lease_ends() -> None:

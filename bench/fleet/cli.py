@@ -1,11 +1,15 @@
 """``scripts/fleet-sim``: the workloads under each policy, the validation, the report.
 
     scripts/fleet-sim [--workloads steady,burst,single-1p,single-2000p,diurnal] [--trace FILE]
-                      [--policies today,fixed,per-desired] [--seed 1] [--gpu g6.xlarge]
-                      [--on-demand] [--set FIELD=VALUE ...] [--label L] [--out DIR]
+                      [--policies today,fixed,per-desired] [--scenario NAME] [--seed 1]
+                      [--gpu g6.xlarge] [--on-demand] [--set FIELD=VALUE ...] [--label L]
+                      [--out DIR]
+    scripts/fleet-sim --report     # the committed report, bench/results/fleet/
 
 Writes fleet.json, fleet.md and fleet.png under bench/results/<date>-fleet-<label>/ (not
-results.json: that name is scripts/bench's, whose tests read every one).
+results.json: that name is scripts/bench's, whose tests read every one). ``--report`` runs the
+issue-25 study instead (the targets, the before/after of the splitter's lanes and of the stall
+stop, every failure scenario) into bench/results/fleet/, which a test keeps current.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.fleet import charts, markdown, validation, workloads
-from bench.fleet.config import GPUS, FleetConfig
+from bench.fleet.config import ESTIMATES, GPUS, FleetConfig
 from bench.fleet.model import Fleet
-from bench.fleet.report import summarize, throughput
+from bench.fleet.report import inputs_digest, summarize, throughput
 from bench.paths import RESULTS
 from pagefleet.scaling import DEFAULT_POLICY, POLICIES
 
@@ -31,9 +35,34 @@ WORKLOADS: dict[str, Callable[[int], workloads.Workload]] = {
     "steady": lambda seed: workloads.steady(seed),
     "burst": lambda seed: workloads.burst(seed),
     "single-1p": lambda seed: workloads.single(1),
+    "single-17p": lambda seed: workloads.single(17),
     "single-2000p": lambda seed: workloads.single(2000),
     "diurnal": lambda seed: workloads.diurnal(seed),
 }
+
+# Failure scenarios: FleetConfig overrides at seeded rates (scripts/fleet-sim --scenario).
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "none": {},
+    "flaky": {
+        "capacity_refusal_share": 0.3,
+        "registration_failure_share": 0.1,
+        "sidecar_failure_share": 0.1,
+        "spot_interruptions_per_h": 0.5,
+        "metric_gaps_at_zero": True,
+    },
+    "capacity-refused": {"capacity_refusal_share": 1.0},
+    "registration-broken": {"registration_failure_share": 1.0},
+    "sidecar-broken": {"sidecar_failure_share": 1.0},
+    "metric-gaps": {"metric_gaps_at_zero": True},
+}
+# The deployment before issue 25: a small document spread over max_runners x workers lanes,
+# the 18 s chunk, leaving zero on Container Insights' running count, no stall stop.
+BEFORE: dict[str, Any] = {
+    "policy": POLICIES["running-gate"],
+    "splitter_lanes": POLICIES["running-gate"].max_runners * 3,
+    "splitter_overrides": {"cost_marker_page_s": 1.1},
+}
+REPORT_DIR = RESULTS / "fleet"
 
 
 def _names(known: Mapping[str, object], what: str) -> Callable[[str], list[str]]:
@@ -67,6 +96,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
         default=",".join(POLICIES),
         help=f"comma-separated, of {', '.join(POLICIES)} (default: all)",
     )
+    p.add_argument(
+        "--scenario", choices=sorted(SCENARIOS), default="none", help="a failure scenario"
+    )
+    p.add_argument("--report", action="store_true", help="the committed study (see above)")
     p.add_argument("--seed", type=int, default=1, help="seed of every random draw (default 1)")
     p.add_argument("--gpu", choices=sorted(GPUS), default="g6.xlarge", help="the instance type")
     p.add_argument("--on-demand", action="store_true", help="on-demand instances (default Spot)")
@@ -101,13 +134,95 @@ def config_for(args: argparse.Namespace, policy: str) -> FleetConfig:
             "policy": POLICIES[policy],
             "gpu": GPUS[args.gpu],
             "spot": not args.on_demand,
+            **SCENARIOS[args.scenario],
             **overrides,
         }
     )
 
 
+def _run(load: workloads.Workload, config: FleetConfig, seed: int, **tags: str) -> dict[str, Any]:
+    t0 = time.monotonic()
+    summary = summarize(Fleet(config, load, seed=seed).run())
+    summary |= tags | {"wall_s": round(time.monotonic() - t0, 2)}
+    print(
+        f"{load.name:>13} {' '.join(tags.values()):>28}: p95 {summary['latency_s']['p95']} s, "
+        f"{summary['gpu_hours']} GPU-h, {summary['tasks_started']} tasks",
+        flush=True,
+    )
+    return summary
+
+
+def study(seed: int, out: Path) -> dict[str, Any]:
+    """The committed report: finding 1's and finding 4's before and after, the targets, and
+    every failure scenario, each under the deployed policy and the one before issue 25."""
+    started = time.monotonic()
+    after = FleetConfig()
+    before = FleetConfig.model_validate(BEFORE)
+    loads = {
+        n: WORKLOADS[n](seed) for n in ("single-1p", "single-17p", "steady", "diurnal", "burst")
+    }
+    runs = [
+        _run(load, config, seed, scenario="none", deployment=label)
+        for load in loads.values()
+        for label, config in (("after", after), ("before", before))
+    ]
+    # The spread's trade-off: no spreading at all.
+    runs += [
+        _run(
+            loads[n],
+            after.model_copy(update={"splitter_lanes": 1}),
+            seed,
+            scenario="none",
+            deployment="after, 1 lane",
+        )
+        for n in ("steady", "diurnal")
+    ]
+    failures = [("flaky", "steady")] + [
+        (name, "single-17p") for name in SCENARIOS if name not in ("none", "flaky")
+    ]
+    for scenario, name in failures:
+        for label, config in (("after", after), ("before", before)):
+            failing = config.model_copy(update=SCENARIOS[scenario])
+            runs.append(_run(loads[name], failing, seed, scenario=scenario, deployment=label))
+    document = {
+        "command": "scripts/fleet-sim --report" + (f" --seed {seed}" if seed != 1 else ""),
+        "inputs_sha256": inputs_digest(),
+        "duration_s": round(time.monotonic() - started, 1),
+        "seed": seed,
+        "default_policy": DEFAULT_POLICY,
+        "policies": {p.name: p.model_dump() for p in (after.policy, before.policy)},
+        "config": after.model_dump(exclude={"policy"}),
+        "before": {k: v for k, v in before.model_dump().items() if k in BEFORE and k != "policy"},
+        "scenarios": SCENARIOS,
+        "estimates": {
+            name: {
+                "value": after.model_dump().get(name, after.policy.model_dump().get(name)),
+                "source": source,
+            }
+            for name, source in ESTIMATES.items()
+        },
+        "gpu_rates": {
+            "text_pages_per_s": round(after.gpu.text_pages_per_s, 3),
+            "ocr_pages_per_s": round(after.gpu.ocr_pages_per_s, 3),
+        },
+        "stall_bound_instance_minutes": after.policy.stall_instance_minutes(
+            round(after.instance_idle_s / 60)
+        ),
+        "runs": runs,
+    }
+    document["targets"] = markdown.study_targets(document, after)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "fleet.json").write_text(json.dumps(document, indent=1) + "\n")
+    (out / "fleet.md").write_text(markdown.render_study(document))
+    print(f"wrote {out}/fleet.json, fleet.md")
+    return document
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    if args.report:
+        study(args.seed, args.out or REPORT_DIR)
+        return 0
     started = time.monotonic()
     loads = [WORKLOADS[n](args.seed) for n in args.workloads]
     loads += [workloads.read_trace(path) for path in args.trace]

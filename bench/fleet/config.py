@@ -6,6 +6,8 @@ say so; each is a parameter (``FleetConfig`` field, or ``scripts/fleet-sim --set
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from pagefleet import stack
@@ -85,6 +87,11 @@ class FleetConfig(BaseModel):
     spot: bool = True  # terraform: on_demand_percentage_above_base_capacity = 0
     workers_per_task: int = 3  # terraform's workers_per_gpu
     chunk_pages: int = Settings.model_fields["chunk_pages"].default
+    # The lanes the splitter spreads a small document over; None: the policy's, as Terraform
+    # sets them (spread_tasks x workers_per_task). Before issue 25: max_runners x workers.
+    splitter_lanes: int | None = Field(None, ge=1)
+    # Other splitter settings (pagefleet/settings.py names), e.g. for replaying a bench run.
+    splitter_overrides: dict[str, Any] = Field(default_factory=dict)
 
     # Per-page conversion time: None derives it from ``gpu`` (seconds of the whole GPU).
     text_page_s: float | None = None
@@ -139,6 +146,34 @@ class FleetConfig(BaseModel):
         0.0, ge=0, description="Per task-hour; no notice: held chunks return after visibility."
     )
     poison_chunk_share: float = Field(0.0, ge=0, le=1, description="Chunks that always fail.")
+    capacity_refusal_share: float = Field(
+        0.0, ge=0, le=1, description="Instance launches refused (no capacity, a quota)."
+    )
+    capacity_retry_s: float = Field(
+        120.0,
+        gt=0,
+        description="Seconds before the Auto Scaling group tries a refused launch again.",
+    )
+    registration_failure_share: float = Field(
+        0.0, ge=0, le=1, description="Instances that boot (billed) and never join the cluster."
+    )
+    sidecar_failure_share: float = Field(
+        0.0, ge=0, le=1, description="Task starts whose vLLM sidecar never turns healthy."
+    )
+    sidecar_timeout_s: float = Field(
+        600.0, gt=0, description="Seconds a task waits on its sidecar before ECS stops it."
+    )
+    metric_gaps_at_zero: bool = Field(
+        False, description="A service with no task publishes no Container Insights task counts."
+    )
+
+    def splitter_settings(self) -> Settings:
+        """The splitter's settings as Terraform sets them for this fleet's policy."""
+        env = self.policy.splitter_environment(self.workers_per_task, self.chunk_pages)
+        settings: dict[str, Any] = {k.removeprefix("PAGEFLEET_").lower(): v for k, v in env.items()}
+        if self.splitter_lanes is not None:
+            settings["fleet_lanes"] = self.splitter_lanes
+        return Settings.model_validate(settings | self.splitter_overrides)
 
     @property
     def price_per_h(self) -> float:
@@ -162,3 +197,31 @@ class FleetConfig(BaseModel):
             return pages * page_s * self.share
         text, ocr = self.page_s
         return pages * ((1 - scanned_share) * text + scanned_share * ocr)
+
+
+# Every input the simulator estimates rather than reads from the deployed code, with where the
+# number comes from; the report lists them beside their values.
+ESTIMATES: dict[str, str] = {
+    "gpu": "marker's published B200 benchmark scaled by memory bandwidth (NVIDIA datasheets); "
+    "AWS us-east-1 on-demand list prices; Spot assumed 40% of on-demand",
+    "text_page_s": "None: from the GPU profile, TEXT_OVER_OCR from Datalab's inference-mirror",
+    "chunk_overhead_s": "estimate: receive, chunk PDF download, result upload",
+    "notification_delay_s": "estimate of S3 event -> SQS delivery",
+    "split_per_page_s": "embedded stack bench: 0.2 s for 400 pages",
+    "assemble_per_page_s": "embedded stack bench: 0.53 s for 400 pages",
+    "capacity_provider_lag_s": "estimate: managed scaling's reaction to a PROVISIONING task",
+    "instance_boot_s": "estimate: GPU AMI boot and ECS agent registration",
+    "image_pull_s": "estimate: the multi-GB runner image through NAT",
+    "model_start_s": "estimate: the vLLM sidecar loading surya-ocr-2 (its timeout is 600 s)",
+    "instance_idle_s": "estimate: managed scaling's scale-in after 15 minutes below target",
+    "metric_delay_s": "estimate: CloudWatch one-minute datapoints published about a minute late",
+    "spot_interruptions_per_h": "estimate (the Spot Instance Advisor's lowest band is <5% a month)",
+    "capacity_refusal_share": "scenario rate, seeded: not measured",
+    "capacity_retry_s": "estimate of the Auto Scaling group's retry after a refused launch",
+    "registration_failure_share": "scenario rate, seeded: not measured",
+    "sidecar_failure_share": "scenario rate, seeded: not measured",
+    "sidecar_timeout_s": "the sidecar's own 600 s start timeout (terraform/modules/runners)",
+    "metric_gaps_at_zero": "scenario: the pessimistic reading of Container Insights at zero tasks",
+    "seconds_per_chunk": "pagefleet/settings.py cost_marker_page_s x chunk_pages: an estimate "
+    "for an L4 with 3 workers, not measured on a GPU",
+}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.fleet.config import FleetConfig
+
 TEXTRACT_PER_1000 = 1.50  # AWS Textract DetectDocumentText, list price
 
 
@@ -154,4 +156,158 @@ def render(doc: dict[str, Any]) -> str:
                 f"| {v['error']:+.1%} | {'yes' if v['within_tolerance'] else 'no'} |"
             )
     lines += ["", "Chart: [fleet.png](fleet.png).", ""]
+    return "\n".join(lines)
+
+
+# --- the committed study (scripts/fleet-sim --report) ----------------------------------------
+
+
+def _find(doc: dict[str, Any], workload: str, deployment: str, scenario: str = "none") -> Any:
+    return next(
+        r
+        for r in doc["runs"]
+        if r["workload"] == workload and r["deployment"] == deployment and r["scenario"] == scenario
+    )
+
+
+def study_targets(doc: dict[str, Any], config: FleetConfig) -> list[dict[str, Any]]:
+    """Issue 25's targets, each with its value, on the deployed ("after") runs."""
+    cold_s = (
+        config.capacity_provider_lag_s
+        + config.instance_boot_s
+        + config.image_pull_s
+        + config.container_start_s
+        + config.model_start_s
+    )
+    policy = config.policy
+    small = {n: _find(doc, n, "after")["tasks_started"] for n in ("single-1p", "single-17p")}
+    after = [r for r in doc["runs"] if r["deployment"] == "after"]
+    day = _find(doc, "diurnal", "after")
+    burst = _find(doc, "burst", "after")
+    idle_window_s = policy.idle_minutes * 60 + config.metric_delay_s + 2 * 60
+    failing = [r for r in after if r["scenario"] != "none"]
+    stuck = [r for r in failing if r["scenario"].endswith("-broken")]
+    bound = doc["stall_bound_instance_minutes"]
+    return [
+        {
+            "name": "a 1-page and a 17-page document into an idle fleet start exactly one task",
+            "value": small,
+            "met": set(small.values()) == {1},
+        },
+        {
+            "name": "no run launches a task its backlog cannot use (tasks > ceil(outstanding / W))",
+            "value": {
+                f"{r['workload']}/{r['scenario']}": r["task_launches_beyond_backlog"] for r in after
+            },
+            "met": not any(r["task_launches_beyond_backlog"] for r in after),
+        },
+        {
+            "name": "diurnal day: billed GPU-hours at most 1.3 x busy; p95 under 600 s",
+            "value": {
+                "billed_h": day["gpu_hours"],
+                "busy_h": day["gpu_busy_hours"],
+                "ratio": round(day["gpu_hours"] / day["gpu_busy_hours"], 2),
+                "latency_s": day["latency_s"],
+            },
+            "met": day["gpu_hours"] <= 1.3 * day["gpu_busy_hours"]
+            and (day["latency_s"]["p95"] or 0) < 600,
+        },
+        {
+            "name": f"burst: max_runners within two cold starts ({2 * cold_s:.0f} s) and zero "
+            f"within the idle window ({idle_window_s:.0f} s) after the last record",
+            "value": {
+                "max_runners_at_s": burst["max_runners_at_s"],
+                "zero_after_last_record_s": None
+                if burst["zero_at_s"] is None
+                else round(burst["zero_at_s"] - burst["last_record_s"], 1),
+            },
+            "met": burst["max_runners_at_s"] is not None
+            and burst["max_runners_at_s"] <= 2 * cold_s
+            and burst["zero_at_s"] is not None
+            and burst["zero_at_s"] - burst["last_record_s"] <= idle_window_s,
+        },
+        {
+            "name": "every failure scenario: no chunk lost or converted twice, no finished job "
+            "without a record, none recorded twice",
+            "value": {
+                r["scenario"]: [
+                    r["chunks_lost"],
+                    r["chunks_converted_twice"],
+                    r["jobs_unrecorded"],
+                    r["records_written_twice"],
+                ]
+                for r in failing
+            },
+            "met": not any(
+                r["chunks_lost"]
+                or r["chunks_converted_twice"]
+                or r["jobs_unrecorded"]
+                or r["records_written_twice"]
+                for r in failing
+            ),
+        },
+        {
+            "name": f"GPUs up, nothing converting: at most N = {bound} instance-minutes "
+            "(max_runners x (stall_minutes + 2 + the capacity provider's 15-minute scale-in))",
+            "value": {r["scenario"]: r["instance_minutes"] for r in stuck},
+            "met": all(r["instance_minutes"] <= bound for r in stuck),
+        },
+    ]
+
+
+def render_study(doc: dict[str, Any]) -> str:
+    lines = [
+        "# pagefleet fleet simulation: issue 25",
+        "",
+        f"`{doc['command']}` ({doc['duration_s']} s; inputs `{doc['inputs_sha256'][:16]}`, "
+        "checked by tests/test_fleet_sim.py). The splitter is pagefleet.planning's, with the "
+        "settings Terraform gives it; the alarms' metric math is pagefleet/scaling.py's, as "
+        f'exported to Terraform. Deployed policy: **{doc["default_policy"]}**; "before" is '
+        f"the deployment before issue 25: `{doc['before']}` with policy `running-gate`.",
+        "",
+        "## Targets",
+        "",
+        "| target | value | met |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| {t['name']} | `{t['value']}` | {'yes' if t['met'] else '**no**'} |"
+        for t in doc["targets"]
+    ]
+    lines += [
+        "",
+        "## Before and after",
+        "",
+        "Finding 1 (a small document spread over max_runners x W lanes) on the workloads; "
+        "finding 4 (GPUs up, nothing converting) and the other failures on a 17-page document "
+        "and a steady day. Latency: upload to record.",
+        "",
+        "| workload | scenario | deployment | chunks | tasks started | peak tasks | p50 s | p95 s"
+        " | p99 s | GPU-h (busy) | instance-min | $/1000 pages | finished | waiting | lost"
+        " | twice | stalls stopped |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["runs"]:
+        lat = r["latency_s"]
+        lines.append(
+            f"| {r['workload']} | {r['scenario']} | {r['deployment']} | {r['chunks']:,} "
+            f"| {r['tasks_started']} | {r['peak_tasks']} | {lat['p50']} | {lat['p95']} "
+            f"| {lat['p99']} | {r['gpu_hours']} ({r['gpu_busy_hours']}) "
+            f"| {r['instance_minutes']:,} | {_money(r['cost']['per_1000_pages'])} "
+            f"| {'yes' if r['finished'] else 'no'} | {r['chunks_waiting']} | {r['chunks_lost']} "
+            f"| {r['chunks_converted_twice']} | {r['stalls_stopped']} |"
+        )
+    lines += ["", "Scenarios (FleetConfig overrides, seeded):", ""]
+    lines += [f"- `{name}`: `{o}`" for name, o in doc["scenarios"].items()]
+    lines += ["", "## Estimated inputs", "", "| input | value | source |", "|---|---|---|"]
+    lines += [
+        f"| `{name}` | `{e['value']}` | {e['source']} |" for name, e in doc["estimates"].items()
+    ]
+    lines += [
+        "",
+        f"GPU rates derived from them: {doc['gpu_rates']['text_pages_per_s']} text or "
+        f"{doc['gpu_rates']['ocr_pages_per_s']} OCR pages/s per saturated GPU. Not modelled: "
+        "the workers' CPU beside the GPU, NAT and other non-GPU costs.",
+        "",
+    ]
     return "\n".join(lines)

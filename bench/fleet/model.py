@@ -1,12 +1,16 @@
 """The deployed pipeline as a discrete-event model (SimPy).
 
-upload -> S3 event -> splitter (Lambda; ``pagefleet.planning.plan_chunks``) -> chunks queue ->
+upload -> S3 event -> splitter (Lambda; ``pagefleet.planning.plan_by_cost`` with the settings
+Terraform gives it, so chunks are what the deployed splitter cuts) -> chunks queue ->
 runner tasks (ECS on one-GPU instances, W workers sharing the GPU) -> chunk result -> S3 event
 -> completion (Lambda) -> job record. Around it: CloudWatch one-minute datapoints published
-late, the alarms, and the scaling policies of ``pagefleet.scaling`` acting on the service's
+late, the alarms (their metric math evaluated by ``pagefleet.scaling.evaluate``, the strings
+Terraform deploys), and the scaling policies of ``pagefleet.scaling`` acting on the service's
 desired count; ECS placing tasks on instances a capacity provider launches; Spot interruptions
-(two minutes' notice, drained) and crashes (no notice: held chunks return when their lease
-ends).
+(two minutes' notice, drained, the chunks in hand released without using up a receive) and
+crashes (no notice: held chunks return when their lease ends); and, at seeded rates, launches
+refused for want of capacity, instances that never register, sidecars that never turn healthy,
+and a service at zero publishing no task metrics.
 
 Simplifications, each on purpose: a runner task's GPU is shared by processor sharing (each of
 k conversions runs at min(share, 1/k) of the GPU); CloudWatch statistics are exact per period;
@@ -27,12 +31,14 @@ import simpy
 from bench.fleet.config import FleetConfig
 from bench.fleet.queue import Gauge, Message, Queue
 from bench.fleet.workloads import Document, Workload
-from pagefleet.planning import plan_chunks
+from pagefleet.costs import PageCosts, plan_policy
+from pagefleet.planning import plan_by_cost
 from pagefleet.scaling import (
     METRIC_PERIOD_S,
     TRACKING_IN_DATAPOINTS,
     TRACKING_IN_FRACTION,
     TRACKING_OUT_DATAPOINTS,
+    evaluate,
 )
 
 SPOT_NOTICE_S = 120.0
@@ -61,6 +67,7 @@ class Chunk:
     index: int
     pages: int
     work_s: float  # seconds of the whole GPU
+    estimated_s: float = 0.0  # the splitter's estimate, in the policy's unit
     poison: bool = False
     conversions: int = 0  # conversions that wrote a result
     results: int = 0
@@ -180,7 +187,7 @@ class Fleet:
         self.env = simpy.Environment()
         self.rng = random.Random(seed)
         self.chunks = Queue(self.env, config.max_receive_count, self._dead_letter)
-        self.splitter = simpy.Resource(self.env, capacity=config.splitter_concurrency)
+        self.splitters = simpy.Resource(self.env, capacity=config.splitter_concurrency)
         self.completion = simpy.Resource(self.env, capacity=config.completion_concurrency)
         self.jobs: list[Job] = []
         self.tasks: list[Task] = []
@@ -188,7 +195,7 @@ class Fleet:
         self.desired = 0
         self.running = Gauge(self.env)
         self.desired_gauge = Gauge(self.env)
-        self.datapoints: list[dict[str, float]] = []
+        self.datapoints: list[dict[str, float | None]] = []
         self.samples: list[dict[str, float]] = []
         self.actions: list[tuple[float, str, int, int]] = []  # (time, policy, from, to)
         self.pages_done = 0
@@ -196,6 +203,10 @@ class Fleet:
         self.excess_launches = 0
         self.task_crashes = 0
         self.spot_interruptions = 0
+        self.capacity_refusals = 0
+        self.registration_failures = 0
+        self.sidecar_failures = 0
+        self.splitter = config.splitter_settings()
         self._cooldown_until = {"from_zero": 0.0, "out": 0.0, "in": 0.0}
         self._waiting_for_instance: list[Task] = []
         self._booting = 0
@@ -248,15 +259,26 @@ class Fleet:
     def _split(self, job: Job) -> Proc:
         cfg = self.config
         yield self.env.timeout(cfg.notification_delay_s)
-        with self.splitter.request() as slot:
+        with self.splitters.request() as slot:
             yield slot
             yield self.env.timeout(cfg.split_base_s + cfg.split_per_page_s * job.doc.pages)
-        for spec in plan_chunks(job.doc.pages, cfg.chunk_pages):
+        # The document's scanned pages are its last ones; the splitter tells them apart as
+        # pagefleet/costs.py does and prices each page at the deployed converter's estimate.
+        pages, settings = job.doc.pages, self.splitter
+        scans = round(pages * job.doc.scanned_share)
+        text = pages - scans
+        seconds = [settings.cost_marker_page_s] * text + [settings.cost_marker_ocr_page_s] * scans
+        costs = PageCosts(
+            seconds, list(range(text + 1, pages + 1)), 0.0, settings.cost_marker_page_s
+        )
+        for spec in plan_by_cost(seconds, plan_policy(settings, costs)):
+            scanned = max(0, spec.last_page - max(text, spec.first_page - 1))
             chunk = Chunk(
                 job=job,
                 index=spec.index,
                 pages=spec.pages,
-                work_s=cfg.chunk_work_s(spec.pages, job.doc.scanned_share, job.doc.page_s),
+                work_s=cfg.chunk_work_s(spec.pages, scanned / spec.pages, job.doc.page_s),
+                estimated_s=spec.estimated_s or 0.0,
                 poison=self.rng.random() < cfg.poison_chunk_share,
             )
             job.chunks.append(chunk)
@@ -343,9 +365,22 @@ class Fleet:
     def _launch_instance(self) -> Proc:
         cfg = self.config
         yield self.env.timeout(cfg.capacity_provider_lag_s)
+        # InsufficientInstanceCapacity (or a quota): nothing billed, the group tries again.
+        while self.rng.random() < cfg.capacity_refusal_share:
+            self.capacity_refusals += 1
+            yield self.env.timeout(cfg.capacity_retry_s)
+            if not self._waiting_for_instance:  # the tasks that wanted it were stopped
+                self._booting -= 1
+                return
         instance = Instance(index=len(self.instances), launched_s=self.env.now)  # billed from here
         self.instances.append(instance)
         yield self.env.timeout(cfg.instance_boot_s)
+        if self.rng.random() < cfg.registration_failure_share:
+            # Up and billed, never in the cluster: the capacity provider counts it, so it
+            # launches none for the waiting task, and lets it go once no task waits for one.
+            self.registration_failures += 1
+            self.env.process(self._unregistered(instance))
+            return
         self._booting -= 1
         instance.ready_s = self.env.now
         if cfg.spot and cfg.spot_interruptions_per_h > 0:
@@ -354,6 +389,13 @@ class Fleet:
             self._place(self._waiting_for_instance.pop(0), instance)
         else:
             self._instance_idle(instance)
+
+    def _unregistered(self, instance: Instance) -> Proc:
+        while self._waiting_for_instance:
+            yield self.env.timeout(METRIC_PERIOD_S)
+        self._booting -= 1
+        yield self.env.timeout(self.config.instance_idle_s)
+        instance.terminated_s = self.env.now
 
     def _place(self, task: Task, instance: Instance) -> None:
         instance.task, task.instance, instance.idle_since_s = task, instance, None
@@ -366,6 +408,14 @@ class Fleet:
             pull = 0.0 if instance.image_cached else cfg.image_pull_s
             yield self.env.timeout(pull + cfg.container_start_s)
             instance.image_cached = True
+            if self.rng.random() < cfg.sidecar_failure_share:
+                # The runner waits on a healthy sidecar (container dependency); ECS stops the
+                # task when it never is, and the service starts another.
+                yield self.env.timeout(cfg.sidecar_timeout_s)
+                self.sidecar_failures += 1
+                task.starting = None  # a process cannot interrupt itself
+                self._stop_task(task, drain=False)
+                return
             task.state, task.running_s = "running", self.env.now
             self.running.add(1)
             if cfg.task_crashes_per_h > 0:
@@ -492,7 +542,7 @@ class Fleet:
                         last = self.env.now + cfg.visibility_timeout_s
                         queue.lease_ends(held, held.receipt, last)
                     else:
-                        queue.release(held, held.receipt)
+                        queue.resend(held, held.receipt)
                 if stop.cause == "kill":
                     return
                 break  # drained while idle: the task stops once no worker holds a chunk
@@ -525,7 +575,7 @@ class Fleet:
                         device.cancel(converting)
                     if cause == "release":
                         task.held.pop(slot, None)
-                        queue.release(message, receipt)
+                        queue.resend(message, receipt)
                     return  # killed: _kill already ended the lease
             task.held.pop(slot, None)
             task.idle_since_s = self.env.now
@@ -562,48 +612,75 @@ class Fleet:
                 return
 
     def _publish(self, end_s: float) -> None:
+        """One minute's datapoints, Maximum statistic for the alarms (as they ask for it),
+        Average for target tracking. With ``metric_gaps_at_zero`` a service that had no task in
+        the minute publishes no task counts at all."""
         visible_mean, visible_max = self.chunks.visible.close_period()
         flight_mean, flight_max = self.chunks.in_flight.close_period()
         running_mean, running_max = self.running.close_period()
-        desired_mean, _ = self.desired_gauge.close_period()
-        self.datapoints.append(
-            {
-                "end_s": end_s,
-                "visible": visible_mean,
-                "visible_max": visible_max,
-                "in_flight": flight_mean,
-                "in_flight_max": flight_max,
+        desired_mean, desired_max = self.desired_gauge.close_period()
+        point: dict[str, float | None] = {
+            "end_s": end_s,
+            "visible": visible_mean,
+            "visible_max": visible_max,
+            "in_flight": flight_mean,
+            "in_flight_max": flight_max,
+            "age_max": self.chunks.oldest_age_s(),
+        }
+        if not (self.config.metric_gaps_at_zero and desired_max <= EPS and running_max <= EPS):
+            point |= {
                 "running": running_mean,
                 "running_max": running_max,
                 "desired": desired_mean,
+                "desired_max": desired_max,
             }
-        )
+        self.datapoints.append(point)
 
-    def _available(self, count: int) -> list[dict[str, float]]:
+    def _available(self, count: int) -> list[dict[str, float | None]]:
         """The latest ``count`` datapoints CloudWatch has published by now."""
         published = [
-            d for d in self.datapoints if d["end_s"] <= self.env.now - self.config.metric_delay_s
+            d
+            for d in self.datapoints
+            if (d["end_s"] or 0.0) <= self.env.now - self.config.metric_delay_s
         ]
         return published[-count:] if len(published) >= count else []
 
-    def _tracked(self, d: dict[str, float]) -> float | None:
-        kind = self.policy.tracking_metric
-        if kind == "visible_per_running":
-            numerator = d["visible"]
-        else:  # IF(visible + in_flight < 1, 1, visible + in_flight)
-            numerator = max(1.0, d["visible"] + d["in_flight"])
-        denominator = d["desired"] if kind == "outstanding_per_desired" else d["running"]
-        return numerator / denominator if denominator > EPS else None
+    @staticmethod
+    def _values(d: dict[str, float | None], stat: str) -> dict[str, float | None]:
+        """The metric ids of the expressions, from one datapoint, by statistic; a metric that
+        was not published is left out (see pagefleet.scaling.evaluate)."""
+        suffix = "_max" if stat == "Maximum" else ""
+        ids = ("visible", "in_flight", "running", "desired")
+        values = {i: d[i + suffix] for i in ids if i + suffix in d}
+        values["age"] = d["age_max"]
+        return values
+
+    def _tracked(self, d: dict[str, float | None]) -> float | None:
+        return evaluate(self.policy.tracking_expression, self._values(d, "Average"))
 
     def _evaluate(self) -> None:
         now, policy, cool = self.env.now, self.policy, self._cooldown_until
         latest = self._available(1)
         if not latest:
             return
-        d = latest[0]
-        # The step from zero: its alarm's metric is the visible backlog while nothing runs.
-        if d["running_max"] <= EPS and d["visible_max"] >= 1 and now >= cool["from_zero"]:
-            wanted = policy.from_zero_capacity(d["visible_max"], self.desired)
+        # Stalled: chunks waiting, none in flight, the oldest past the limit, for
+        # stall_minutes datapoints in a row: every task stopped.
+        stall = policy.stall_expression
+        window = self._available(policy.stall_minutes or 1)
+        if (
+            stall is not None
+            and window
+            and all(evaluate(stall, self._values(x, "Maximum")) == 1 for x in window)
+        ):
+            if self.desired > 0 and now >= cool["in"]:
+                self._set_desired(0, "stalled")
+                cool["in"] = now + policy.scale_in_cooldown_s
+            return
+        # The step from zero: its alarm's metric is the expression, threshold 1 chunk.
+        backlog = evaluate(policy.from_zero_expression, self._values(latest[0], "Maximum"))
+        if backlog is not None and backlog >= 1 and now >= cool["from_zero"]:
+            visible = latest[0]["visible_max"] or 0.0
+            wanted = policy.from_zero_capacity(visible, self.desired)
             if wanted != self.desired:
                 self._set_desired(wanted, "from_zero")
                 cool["from_zero"] = now + policy.from_zero_cooldown_s
@@ -634,7 +711,7 @@ class Fleet:
         if (
             idle
             and self.desired > 0
-            and all(x["visible_max"] + x["in_flight_max"] <= 0 for x in idle)
+            and all((x["visible_max"] or 0) + (x["in_flight_max"] or 0) <= 0 for x in idle)
             and now >= cool["in"]
         ):
             self._set_desired(0, "to_zero")

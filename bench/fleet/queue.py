@@ -73,6 +73,7 @@ class Queue:
         self.visible = Gauge(env)
         self.in_flight = Gauge(env)
         self.dead_letters: list[Message] = []
+        self.live: set[int] = set()  # id() of every message body still in the queue
         self.receives = 0
         self.redeliveries = 0
 
@@ -80,6 +81,7 @@ class Queue:
 
     def send(self, body: Any) -> Message:
         message = Message(body=body, first_sent_s=self.env.now)
+        self.live.add(id(body))
         self._make_visible(message)
         return message
 
@@ -104,12 +106,27 @@ class Queue:
             return False
         message.in_flight = False
         self.in_flight.add(-1)
+        self.live.discard(id(message.body))
         return True
 
     def release(self, message: Message, receipt: int) -> None:
         """ChangeMessageVisibility 0: visible again at once."""
         if self.delete(message, receipt):
+            self.live.add(id(message.body))
             self._make_visible(message)
+
+    def resend(self, message: Message, receipt: int) -> None:
+        """The runner's release (a drain, a Spot interruption): the chunk sent again as a new
+        message, the held one deleted, so the release uses up none of its receives
+        (pagefleet/queues.py AsyncQueue.release)."""
+        if self.delete(message, receipt):
+            self.send(message.body)
+
+    def oldest_age_s(self) -> float | None:
+        """ApproximateAgeOfOldestMessage now: None with no message visible."""
+        if not self._visible:
+            return None
+        return self.env.now - min(m.first_sent_s for m in self._visible)
 
     def lease_ends(self, message: Message, receipt: int, at_s: float) -> None:
         """The holder died: the message becomes visible when its last lease ends."""
@@ -133,6 +150,7 @@ class Queue:
             self.visible.add(-1)
             if message.receive_count >= self.max_receive_count:
                 self.dead_letters.append(message)
+                self.live.discard(id(message.body))
                 self.on_dead_letter(message)
                 continue
             message.receive_count += 1

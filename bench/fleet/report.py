@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
 from bench.fleet.model import Fleet
+from bench.paths import ROOT
+
+# What a report's numbers follow from: the model and the deployed code it runs. A committed
+# report whose digest differs describes code that is no longer there (tests/test_fleet_sim.py).
+INPUTS = (
+    "bench/fleet/*.py",
+    "pagefleet/costs.py",
+    "pagefleet/planning.py",
+    "pagefleet/scaling.py",
+    "pagefleet/settings.py",
+    "pagefleet/stack.py",
+    "terraform/stack.json",
+)
+
+
+def inputs_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for pattern in INPUTS for p in ROOT.glob(pattern)):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -39,6 +61,8 @@ def summarize(fleet: Fleet) -> dict[str, Any]:
             "idle": round((instance_s - busy_s) / 3600 * per_h, 2),
         }
 
+    waiting = [c for c in chunks if c.index not in c.job.finished]
+    stalled = [a for a in fleet.actions if a[1] == "stalled"]
     useful = [
         max(1, math.ceil((s["visible"] + s["in_flight"]) / cfg.workers_per_task))
         for s in fleet.samples
@@ -62,7 +86,11 @@ def summarize(fleet: Fleet) -> dict[str, Any]:
         "makespan_s": round(last_record - first, 1),
         "simulated_s": round(fleet.env.now, 1),
         "chunks": len(chunks),
-        "chunks_lost": sum(c.index not in c.job.finished for c in chunks),
+        "chunks_lost": sum(id(c) not in fleet.chunks.live for c in waiting),
+        "chunks_waiting": sum(id(c) in fleet.chunks.live for c in waiting),
+        "jobs_unrecorded": sum(
+            j.recorded_at_s is None and len(j.finished) == len(j.chunks) for j in fleet.jobs
+        ),
         "chunks_converted_twice": sum(c.conversions > 1 for c in chunks),
         "chunks_redelivered": fleet.chunks.redeliveries,
         "chunks_dead_lettered": len(fleet.chunks.dead_letters),
@@ -74,6 +102,16 @@ def summarize(fleet: Fleet) -> dict[str, Any]:
         "task_launches_beyond_backlog": fleet.excess_launches,
         "scaling_actions": len(fleet.actions),
         "spot_interruptions": fleet.spot_interruptions,
+        "capacity_refusals": fleet.capacity_refusals,
+        "registration_failures": fleet.registration_failures,
+        "sidecar_failures": fleet.sidecar_failures,
+        "stalls_stopped": len(stalled),
+        "instance_minutes": round(instance_s / 60, 1),
+        "max_runners_at_s": next(
+            (s["t_s"] for s in fleet.samples if s["running"] >= cfg.policy.max_runners), None
+        ),
+        "zero_at_s": next((a[0] for a in fleet.actions if a[3] == 0 and a[0] >= last_record), None),
+        "last_record_s": round(last_record, 1),
         "task_crashes": fleet.task_crashes,
         "gpu_hours": round(gpu_h, 2),
         "gpu_busy_hours": round(busy_s / 3600, 2),

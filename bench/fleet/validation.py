@@ -30,7 +30,6 @@ from bench.fleet.config import FleetConfig
 from bench.fleet.model import Fleet
 from bench.fleet.workloads import Document, Workload
 from bench.paths import RESULTS
-from pagefleet.planning import plan_chunks
 
 DEFAULT_RESULTS = RESULTS / "2026-11-30-corpus-w1-w2-quiet" / "results.json"
 TOLERANCE = 0.15
@@ -52,7 +51,7 @@ def simulate_run(run: dict[str, Any], chunk_pages: int, contention: bool) -> dic
         name: d["stages"]["convert_s"] * min(workers, d["chunks"]) for name, d in per_doc.items()
     }
     factor = overall["stages_total"]["convert_s"] / sum(alone.values()) if contention else 1.0
-    chunks = sum(len(plan_chunks(d["pages"], chunk_pages)) for d in per_doc.values())
+    chunks = sum(d["chunks"] for d in per_doc.values())
     split = _fit([(d["pages"], d["stages"]["split_s"]) for d in per_doc.values()])
     assemble = _fit([(d["pages"], d["stages"]["assemble_s"]) for d in per_doc.values()])
     config = FleetConfig(
@@ -60,6 +59,9 @@ def simulate_run(run: dict[str, Any], chunk_pages: int, contention: bool) -> dic
         workers_per_task=workers,
         stream_share=1.0 / workers,  # measured times already hold the sharing
         chunk_pages=chunk_pages,
+        # The measured run cut chunk_pages-page chunks; pages of equal cost plan the same.
+        splitter_lanes=1,
+        splitter_overrides={"chunk_min_cost_s": 0.0},
         chunk_overhead_s=overall["stages_total"]["chunk_overhead_s"] / chunks,
         notification_delay_s=statistics.median(d["stages"]["ingest_s"] for d in per_doc.values()),
         splitter_concurrency=1,
