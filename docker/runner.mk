@@ -97,3 +97,27 @@ marker-contract: marker-venv
 		|| status=1; cat $(MARKER_RESULTS)/contract.txt; \
 		$(MARKER_PYTEST) tests/test_gpu_smoke.py >$(MARKER_RESULTS)/gpu_smoke.txt 2>&1 \
 		|| status=1; cat $(MARKER_RESULTS)/gpu_smoke.txt; exit $$status
+
+# --- scripts/gpu-smoke's wheels, for a GPU machine without network (mps/README.md) ---
+#
+#   make gpu-smoke-wheels  the exact wheels (pins from requirements.lock) of each distribution in
+#                          mps/gpu-smoke-wheels.txt, for CPython 3.12 on x86_64 Linux, into
+#                          $(GPU_SMOKE_WHEELS), which the device run carries (about 3 MiB)
+GPU_SMOKE_WHEELS ?= build/gpu-smoke-wheels
+# pip matches each --platform tag as given: pydantic_core's wheel is manylinux_2_17, psutil's
+# manylinux_2_28 (among older tags); the GPU machine's torch needs glibc 2.28 anyway.
+
+.PHONY: gpu-smoke-wheels
+
+gpu-smoke-wheels: $(STAMP)
+	rm -rf $(GPU_SMOKE_WHEELS)
+	mkdir -p $(GPU_SMOKE_WHEELS)
+	grep -v '^#' mps/gpu-smoke-wheels.txt | while read -r name; do \
+		grep "^$$name==" requirements.lock || { echo "$$name: no pin in requirements.lock" >&2; exit 1; }; \
+	done >$(GPU_SMOKE_WHEELS)/pins.txt
+	$(VENV)/bin/python -m pip download -q --no-deps --only-binary=:all: -d $(GPU_SMOKE_WHEELS) \
+		--python-version 3.12 --implementation cp --abi cp312 \
+		--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+		-r $(GPU_SMOKE_WHEELS)/pins.txt
+	ls -l $(GPU_SMOKE_WHEELS)/*.whl
+	du -sh $(GPU_SMOKE_WHEELS)
