@@ -105,7 +105,7 @@ marker-contract: marker-venv
 #                          $(GPU_SMOKE_WHEELS), which the device run carries (about 3 MiB)
 GPU_SMOKE_WHEELS ?= build/gpu-smoke-wheels
 # pip matches each --platform tag as given: pydantic_core's wheel is manylinux_2_17, psutil's
-# manylinux_2_28 (among older tags); the GPU machine's torch needs glibc 2.28 anyway.
+# manylinux_2_28 (among older tags); neither tag implies the other.
 
 .PHONY: gpu-smoke-wheels
 
