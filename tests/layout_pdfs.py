@@ -514,6 +514,29 @@ def photo(folder: Path, size: tuple[int, int] = (120, 90)) -> Path:
     return path
 
 
+def images_by_channels(folder: Path) -> Path:
+    """A page of three images, each between paragraphs: the colour photo, a grey one, and a
+    stencil (one colour, its shape all in its alpha, as scanned forms are often drawn)."""
+    from PIL import Image
+
+    colour = photo(folder)
+    with Image.open(colour) as image:
+        grey, stencil = folder / "grey.png", folder / "stencil.png"
+        image.convert("L").save(grey)
+        shape = image.convert("L")
+    mask = Image.new("RGBA", shape.size, (20, 20, 20, 0))
+    mask.putalpha(shape)
+    mask.save(stencil)
+    pdf = _new()
+    for image_path in (colour, grey, stencil):
+        _para(pdf, "The stations were read every morning before the gauges were cleaned.")
+        pdf.image(str(image_path), x=20, y=pdf.get_y(), w=60)
+        pdf.set_y(pdf.get_y() + 50)
+    path = folder / "images.pdf"
+    pdf.output(str(path))
+    return path
+
+
 def _bar_chart(pdf: FPDF, x: float, y: float) -> None:
     """A bar chart drawn with paths: axes, ticks, five bars, a line through them, its labels
     set in small type along the axes and a legend."""

@@ -10,6 +10,8 @@ import unicodedata
 from pathlib import Path
 from typing import cast
 
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 import pytest
 from PIL import Image
 
@@ -63,6 +65,24 @@ def test_an_image_is_written_as_it_is_and_linked_where_it_stands(
     before = markdown.index("a book.")
     at = markdown.index(_link(image))
     assert before < at < markdown.index("The stations were read")
+
+
+def test_an_image_is_written_in_the_fewest_channels_that_hold_its_pixels(tmp_path: Path) -> None:
+    """Colour stays RGB, grey becomes L, a stencil LA: fewer bytes to encode and store, and
+    the pixels pdfium renders, every one."""
+    pdf = layout_pdfs.images_by_channels(tmp_path)
+    _converted(pdf, tmp_path / "assets")
+    document = pdfium.PdfDocument(pdf)
+    page = document[0]
+    rendered = [
+        obj.get_bitmap(render=True).to_pil().convert("RGBA")
+        for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE])
+    ]
+    for k, (mode, expected) in enumerate(zip(("RGB", "L", "LA"), rendered, strict=True), 1):
+        with Image.open(tmp_path / "assets" / f"page-00001-image-{k}.png") as image:
+            assert image.mode == mode
+            assert image.convert("RGBA").tobytes() == expected.tobytes()
+    document.close()
 
 
 def test_a_drawing_is_rendered_its_labels_with_it_and_its_caption_stays_text(

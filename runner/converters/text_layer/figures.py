@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+from PIL import Image
 
 from pagefleet.layout.schema import Bbox, ImageBlock, Line, TableBlock
 from pagefleet.layout.segment import CAPTION, line_size, line_text, merge_rows, union
@@ -155,10 +156,29 @@ def write_pictures(page: pdfium.PdfPage, pictures: list[Picture], folder: Path) 
             )
         else:
             bitmap = pdfium.PdfImage(picture.image, page=page).get_bitmap(render=True)
-        image = bitmap.to_pil()
-        if image.mode == "RGBA" and image.getextrema()[3][0] == 255:
-            image = image.convert("RGB")  # opaque: a quarter fewer bytes
-        image.save(folder / picture.name, format="PNG")
+        _fewest_channels(bitmap).save(folder / picture.name, format="PNG")
+
+
+def _fewest_channels(bitmap: pdfium.PdfBitmap) -> Image.Image:
+    """The bitmap's pixels in as few channels as hold them: an opaque image loses its alpha, a
+    grey one its colour. Each channel dropped is bytes and encoding time saved, losslessly: an
+    image drawn as a stencil (one colour, its shape all in the alpha) is common, and grey and
+    alpha take half the time of RGBA (0.07 s instead of 0.14 s for a 1,700 x 1,100 one)."""
+    if bitmap.n_channels == 1:
+        return bitmap.to_pil()
+    pixels = bitmap.to_numpy()  # a view of pdfium's buffer, in its own channel order
+    colour = pixels[..., 2::-1] if bitmap.mode.startswith("BGR") else pixels[..., :3]
+    kept = [colour[..., :1]] if _grey(colour) else [colour]
+    if bitmap.mode.endswith("A") and pixels[..., 3].min() < 255:
+        kept.append(pixels[..., 3:])
+    channels = np.concatenate(kept, axis=2)
+    return Image.fromarray(channels[..., 0] if channels.shape[2] == 1 else channels)
+
+
+def _grey(colour: np.ndarray) -> bool:
+    return bool(
+        (colour[..., 0] == colour[..., 1]).all() and (colour[..., 1] == colour[..., 2]).all()
+    )
 
 
 def _size(bbox: list[float] | tuple[float, ...], rotation: int) -> tuple[float, float]:
