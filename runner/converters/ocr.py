@@ -38,10 +38,17 @@ def _engine(threads: int) -> Any:
     cuda = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
     # onnxruntime's pool takes every core by default (-1): W workers would oversubscribe.
     pool = {"intra_op_num_threads": threads, "inter_op_num_threads": 1} if threads else {}
-    # Lines are recognised two at a time: a batch is padded to its widest line, and the
-    # recogniser's memory grows with batch times width (six wide lines took 170 MB more).
+    # On the CPU lines are recognised one at a time: a batch is padded to its widest line, so
+    # each line more in a batch costs the width it lacks (a scanned page: 6.0-7.0 CPU s one by
+    # one, 8.4-8.7 two by two, 13 six by six), and the recogniser's memory grows with batch
+    # times width (six wide lines took 170 MB more than two). A GPU keeps batches of two,
+    # unmeasured there.
     return RapidOCR(
-        det_use_cuda=cuda, cls_use_cuda=cuda, rec_use_cuda=cuda, rec_batch_num=2, **pool
+        det_use_cuda=cuda,
+        cls_use_cuda=cuda,
+        rec_use_cuda=cuda,
+        rec_batch_num=2 if cuda else 1,
+        **pool,
     )
 
 
