@@ -8,7 +8,7 @@ import pytest
 from embedded.demo import report_pdf
 from pagefleet.errors import PagefleetError
 from pagefleet.pdf import cut_chunks, open_pdf
-from pagefleet.planning import plan_chunks
+from pagefleet.planning import PlanPolicy, plan_by_cost
 from tests.conftest import corpus_dir
 
 LIMITS = {"max_bytes": 50_000_000, "max_pages": 5000}
@@ -16,7 +16,7 @@ LIMITS = {"max_bytes": 50_000_000, "max_pages": 5000}
 
 def test_chunks_hold_exactly_their_pages(tmp_path) -> None:
     doc = open_pdf(report_pdf(tmp_path / "r.pdf", sections=20).read_bytes(), **LIMITS)
-    plan = plan_chunks(len(doc), 3)
+    plan = plan_by_cost([1.0] * len(doc), PlanPolicy(target_s=3.0, min_s=0.0, max_s=1e9))
     texts = [doc[i].get_textpage().get_text_range() for i in range(len(doc))]
     seen = []
     for chunk, data in cut_chunks(doc, plan):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -23,7 +24,7 @@ from bench.pipeline.pipeline_run import PipelineRun
 from bench.pipeline.standalone import XargsRound
 from bench.pipeline.targets import efficiency_document
 from pagefleet.models import JobRecord
-from pagefleet.planning import plan_chunks
+from pagefleet.planning import PlanPolicy, plan_by_cost
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -76,8 +77,13 @@ def _document_run(
     pages_per_s = doc.pages / p50 if p50 > 0 else 0.0
     records = [j.record for j in jobs if j.record is not None]
     median = records[len(records) // 2]
-    # The plan the splitter made (cost-based plans differ with the document, not only pages).
-    chunks = len(median.chunks) or (len(plan_chunks(doc.pages, chunk_pages)) if doc.pages else 0)
+    # The plan the splitter made (cost-based plans differ with the document, not only pages);
+    # without one, the splitter's planner on pages of equal cost.
+    chunks = len(median.chunks) or (
+        len(plan_by_cost([1.0] * doc.pages, PlanPolicy(float(chunk_pages), 0.0, math.inf)))
+        if doc.pages
+        else 0
+    )
     lanes = max(1, min(workers, chunks))
     return DocumentRun(
         pages=doc.pages,
