@@ -77,11 +77,19 @@ terraform-policies-json: $(STAMP) terraform-init-offline
 terraform-fmt:
 	$(TF) fmt -recursive $(TF_DIR)
 
+# Each example (terraform/examples/*) is a root of its own calling the module: validated, and
+# its tests run, offline like the module's.
+TF_EXAMPLES := $(patsubst %/main.tf,%,$(wildcard $(TF_DIR)/examples/*/main.tf))
+
 terraform-check: $(STAMP) terraform-init-offline
 	$(PY) $(TF_DIR)/scripts/stack_json.py --check
 	$(TF) fmt -check -recursive $(TF_DIR)
 	cd $(TF_DIR) && $(TF) validate
 	cd $(TF_DIR) && $(TF) test
+	@for example in $(TF_EXAMPLES); do \
+	  echo "terraform: $$example"; \
+	  (cd $$example && $(TF) init -backend=false -input=false >/dev/null && $(TF) validate && $(TF) test) || exit 1; \
+	done
 
 # Rewrites terraform/.terraform.lock.hcl for the platforms the mirror holds (the registry's
 # zh: hashes of the other platforms, already in the file, are kept). With registry access,

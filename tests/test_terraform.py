@@ -62,6 +62,24 @@ def test_terraform_test_with_mocked_provider(terraform: Terraform) -> None:
         assert f"tests/{name}.tftest.hcl... pass" in result.stdout
 
 
+EXAMPLES = sorted(p.parent.name for p in (TF_DIR / "examples").glob("*/main.tf"))
+
+
+@needs_terraform
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_example_validates_and_plans(terraform: Terraform, example: str) -> None:
+    """terraform/examples/*, roots of their own calling the module by relative path: each
+    validates (its inputs are the module's variables) and its tests plan, offline."""
+    workdir = terraform.workdir / "examples" / example
+    run = Terraform(workdir, terraform.env)
+    run("init", "-backend=false", "-input=false", "-no-color")
+    run("validate", "-no-color")
+    result = run("test", "-no-color")
+    assert " 0 failed" in result.stdout
+    for test_file in sorted((workdir / "tests").glob("*.tftest.hcl")):
+        assert f"tests/{test_file.name}... pass" in result.stdout
+
+
 def test_lock_file_is_committed_bounded_and_covers_every_platform() -> None:
     """The provider is bounded to the tested major, and the lock holds the registry's checksums
     of every platform's package (zh:) plus the h1: of the platform the mirror has."""
@@ -113,6 +131,15 @@ SERVICE_OF_TYPE_PREFIX = {
     "aws_sns_": "sns",
     "aws_sqs_": "sqs",
     "aws_ssm_": "ssm",
+    # The complete-vpc example's network (examples/: roots of their own, never applied offline).
+    "aws_availability_zones": "ec2",
+    "aws_default_security_group": "ec2",
+    "aws_eip": "ec2",
+    "aws_internet_gateway": "ec2",
+    "aws_nat_gateway": "ec2",
+    "aws_route": "ec2",
+    "aws_subnet": "ec2",
+    "aws_vpc": "ec2",
     "aws_caller_identity": "sts",
     "aws_partition": None,
     "aws_region": None,
