@@ -6,6 +6,10 @@ child: the worker kills it, records why, and starts a fresh one. The child is re
 chunk because building a converter costs more than converting a chunk (docs/DESIGN.md,
 "Facts that shape the design").
 
+A converter with model servers (marker's) checks them as the child starts and names any it
+found hung and restarted; a chunk that timed out is then converted once more, as the time it
+ran out of went to the hung server rather than to the chunk.
+
 The child hands back the pages as the JSON bytes the worker uploads: the worker never
 validates, copies or re-serialises them (:func:`pagefleet.chunk_results.encode` splices them
 into the result).
@@ -15,10 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
 import traceback
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +35,8 @@ from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import PageContent
 from pagefleet.settings import Settings
 from runner.converters import ConverterUnavailable, load_converter
+
+log = logging.getLogger("pagefleet.conversion")
 
 _MEMORY_CHECK_S = 0.2
 _PAGES = TypeAdapter(list[PageContent])
@@ -41,7 +49,9 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
     except ConverterUnavailable as exc:
         conn.send(("unavailable", str(exc)))
         return
-    conn.send(("ready", converter.name, converter.version))
+    # Only marker's converter has model servers to restart.
+    restarted = list(getattr(converter, "servers_restarted", ()))
+    conn.send(("ready", converter.name, converter.version, restarted))
     while True:
         try:
             pdf_path, first_page, assets_dir = conn.recv()
@@ -74,6 +84,8 @@ class ConversionProcess:
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: multiprocessing.connection.Connection | None = None
         self._last_exit: int | None = None
+        self.restarted_servers: list[str] = []  # by the latest start
+        self.server_restarts: Counter[str] = Counter()  # by every start, per server
 
     async def start(self) -> None:
         # spawn: a fork of a process holding aiobotocore's sockets and threads is not safe.
@@ -94,7 +106,14 @@ class ConversionProcess:
             raise ConverterUnavailable(reply[1])
         if reply[0] != "ready":
             raise RuntimeError(f"converter failed to start: {reply}")
-        _, self.name, self.version = reply
+        _, self.name, self.version, self.restarted_servers = reply
+        if self.restarted_servers:
+            self.server_restarts.update(self.restarted_servers)
+            log.warning(
+                "model servers found hung and restarted: %s (restarts so far: %s)",
+                ", ".join(self.restarted_servers),
+                dict(self.server_restarts),
+            )
 
     @property
     def pid(self) -> int | None:
@@ -106,6 +125,16 @@ class ConversionProcess:
         such as inference_failed) if not."""
         if self._process is None or not self._process.is_alive():
             await self.start()
+        try:
+            return await self._convert(pdf_path, first_page, assets_dir)
+        except PagefleetError as exc:
+            # The restart after a timeout found a model server hung: the chunk never had its time.
+            if exc.code != ErrorCode.TIMEOUT or not self.restarted_servers:
+                raise
+        log.warning("a chunk timed out on a hung model server; converting it again")
+        return await self._convert(pdf_path, first_page, assets_dir)
+
+    async def _convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> bytes:
         assert self._conn is not None
         self._conn.send((str(pdf_path), first_page, str(assets_dir)))
         watchdog = asyncio.ensure_future(self._watch_memory())

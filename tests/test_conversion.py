@@ -66,7 +66,7 @@ def test_a_converter_s_own_error_code_reaches_the_worker(
     worker_end.send((str(tmp_path / "chunk.pdf"), 12, str(tmp_path)))
     serving = threading.Thread(target=conversion._serve, args=(child_end, Settings().model_dump()))
     serving.start()
-    assert worker_end.recv() == ("ready", "marker", "2.0.0")
+    assert worker_end.recv() == ("ready", "marker", "2.0.0", [])
     reply = worker_end.recv()
     worker_end.close()
     serving.join(5)
