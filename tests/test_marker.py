@@ -262,13 +262,15 @@ class _FakePdfConverter:
 
 
 @pytest.fixture
-def fake_marker(monkeypatch: pytest.MonkeyPatch) -> type[_FakePdfConverter]:
+def fake_marker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> type[_FakePdfConverter]:
     """marker's three modules that MarkerConverter imports, as stand-ins; the environment it
-    sets is put back afterwards."""
+    sets is put back afterwards, and surya's cache is the test's own."""
+    monkeypatch.setenv("HOME", str(tmp_path))
     converters = types.ModuleType("marker.converters.pdf")
     converters.PdfConverter = _FakePdfConverter  # type: ignore[attr-defined]
     models = types.ModuleType("marker.models")
-    models.create_model_dict = dict  # type: ignore[attr-defined]
+    # Its layout client, which the converter warms once (no OCR: no OCR-error server).
+    models.create_model_dict = lambda: {"fast_layout_model": lambda images: []}  # type: ignore[attr-defined]
     marker_settings = types.ModuleType("marker.settings")
     marker_settings.settings = types.SimpleNamespace(OUTPUT_IMAGE_FORMAT="JPEG")  # type: ignore[attr-defined]
     for name, module in (
@@ -286,7 +288,10 @@ def fake_marker(monkeypatch: pytest.MonkeyPatch) -> type[_FakePdfConverter]:
 
 def _convert(tmp_path: Path, first_page: int = 11) -> list[PageContent]:
     converter = MarkerConverter(load_settings(converter="marker", marker_disable_ocr=True))
-    return converter.convert(tmp_path / "chunk.pdf", first_page, tmp_path)
+    try:
+        return converter.convert(tmp_path / "chunk.pdf", first_page, tmp_path)
+    finally:
+        converter.server_logs.close()
 
 
 def test_a_clean_conversion_is_done(tmp_path: Path, fake_marker: type[_FakePdfConverter]) -> None:

@@ -13,6 +13,9 @@ A model call that fails does not raise: surya's OpenAI client catches every requ
 after its retries, returns ``error=True``; marker then logs a warning and leaves the page or
 block without text. :class:`InferenceFailures` counts those warnings per page, so a chunk that
 lost text fails (``inference_failed``) and is retried instead of being recorded ``done``.
+
+The servers surya spawns for marker are started, checked and their logs forwarded by
+:mod:`runner.converters.marker_servers` when the converter is built.
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import PageContent
 from runner.converters import unavailable
 from runner.converters.base import ASSET_LINK_PREFIX
+from runner.converters.marker_servers import (
+    LogForwarder,
+    ModelServerError,
+    ModelServers,
+    servers_in_use,
+)
 
 if TYPE_CHECKING:
     from pagefleet.settings import Settings
@@ -60,10 +69,6 @@ INFERENCE_FAILURE_WARNINGS = (
 # Left out on purpose: "Table OCR failed" (marker/processors/table.py:168-169) and "Equation
 # recognition failed" (marker/processors/equation.py:153-154) are logged for an empty reply as
 # for an error, and a table the model reads as nothing would fail its chunk on every attempt.
-
-
-class ModelServerError(RuntimeError):
-    """A model server marker needs is not there; raised before any chunk is taken."""
 
 
 def surya_environment(settings: Settings) -> dict[str, str]:
@@ -204,7 +209,11 @@ def watch_inference(first_page: int) -> Iterator[InferenceFailures]:
 
 
 class MarkerConverter:
-    """One marker ``PdfConverter`` per conversion process, reused for every chunk."""
+    """One marker ``PdfConverter`` per conversion process, reused for every chunk.
+
+    ``servers_restarted`` names the model servers found hung and killed as it was built (the
+    conversion process says so to the worker, which then converts the timed-out chunk again).
+    """
 
     name = "marker"
 
@@ -222,9 +231,18 @@ class MarkerConverter:
 
         self.version = importlib.metadata.version("marker-pdf")
         self._image_format = marker_settings.OUTPUT_IMAGE_FORMAT
-        self._converter = PdfConverter(
-            artifact_dict=create_model_dict(), config=marker_config(settings)
-        )
+        models = create_model_dict()
+        servers = servers_in_use(settings)
+        self.server_logs = LogForwarder(servers)
+        self.server_logs.start()  # first, so that a server's start is in the log stream too
+        model_servers = ModelServers(servers, models, settings)
+        try:
+            model_servers.start()
+        except ModelServerError:
+            self.server_logs.poll()  # the failing server's last lines, before this process ends
+            raise
+        self.servers_restarted = tuple(model_servers.restarted)
+        self._converter = PdfConverter(artifact_dict=models, config=marker_config(settings))
 
     def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
         with watch_inference(first_page) as failures:
