@@ -105,22 +105,24 @@ module "queues" {
 module "functions" {
   source = "./modules/functions"
 
-  name_prefix                  = var.name
-  package_path                 = local.package_path
-  timeout_s                    = local.stack.handler_timeout_s
-  bucket_name                  = module.storage.bucket_name
-  bucket_arn                   = module.storage.bucket_arn
-  queue_prefix                 = var.name
-  queue_arns                   = module.queues.queue_arns
-  dead_letter_queue_arns       = module.queues.dead_letter_queue_arns
-  kms_key_arn                  = module.storage.kms_key_arn
-  environment                  = local.handler_env
-  job_event_bus_name           = aws_cloudwatch_event_bus.jobs.name
-  webhook_url                  = var.job_webhook_url
-  reserved_concurrency         = var.lambda_reserved_concurrency
-  maximum_concurrency          = var.lambda_maximum_concurrency
-  event_source_mapping_enabled = var.event_source_mapping_enabled
-  log_retention_days           = var.log_retention_days
+  name_prefix                   = var.name
+  package_path                  = local.package_path
+  timeout_s                     = local.stack.handler_timeout_s
+  bucket_name                   = module.storage.bucket_name
+  bucket_arn                    = module.storage.bucket_arn
+  queue_prefix                  = var.name
+  queue_arns                    = module.queues.queue_arns
+  dead_letter_queue_arns        = module.queues.dead_letter_queue_arns
+  kms_key_arn                   = module.storage.kms_key_arn
+  environment                   = local.handler_env
+  job_event_bus_name            = aws_cloudwatch_event_bus.jobs.name
+  webhook_url                   = var.job_webhook_url
+  reserved_concurrency          = var.lambda_reserved_concurrency
+  maximum_concurrency           = var.lambda_maximum_concurrency
+  event_source_mapping_enabled  = var.event_source_mapping_enabled
+  log_retention_days            = var.log_retention_days
+  iam_role_path                 = var.iam_role_path
+  iam_role_permissions_boundary = var.iam_role_permissions_boundary
 
   tags = var.tags
 }
@@ -164,6 +166,8 @@ module "runners" {
   chunks_queue_arn                         = module.queues.queue_arns["chunks"]
   kms_key_arn                              = module.storage.kms_key_arn
   log_retention_days                       = var.log_retention_days
+  iam_role_path                            = var.iam_role_path
+  iam_role_permissions_boundary            = var.iam_role_permissions_boundary
 
   tags = local.tags
 }

@@ -53,6 +53,26 @@ output "lambda_function_names" {
   value       = module.functions.lambda_function_names
 }
 
+output "lambda_role_arns" {
+  description = "Execution role ARNs of the functions, by function role: splitter, completion, dead_letter, upload_dead_letter, completion_dead_letter."
+  value       = module.functions.lambda_role_arns
+}
+
+output "runner_task_role_arn" {
+  description = "ARN of the runner task role, what `python -m runner` runs under (null without create_runners)."
+  value       = module.runners.task_role_arn
+}
+
+output "runner_execution_role_arn" {
+  description = "ARN of the runner task execution role: image pulls and container logs (null without create_runners)."
+  value       = module.runners.execution_role_arn
+}
+
+output "runner_instance_role_arn" {
+  description = "ARN of the GPU instances' role (null without create_runners)."
+  value       = module.runners.instance_role_arn
+}
+
 output "job_event_bus_name" {
   description = "EventBridge bus with one event per finished job (source pagefleet, detail-type \"Job finished\"): add rules to it to chain work on a job's end."
   value       = aws_cloudwatch_event_bus.jobs.name

@@ -67,6 +67,32 @@ variable "tags" {
 }
 
 ################################################################################
+# IAM
+################################################################################
+
+variable "iam_role_path" {
+  description = "Path of every IAM role the deployment creates (the functions', the runner task and execution roles, the instance role and its profile), e.g. \"/pagefleet/\"; null: \"/\". Not ECS's service-linked role, whose path AWS fixes."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.iam_role_path == null || can(regex("^/([\\x21-\\x7E]{0,510}/)?$", var.iam_role_path))
+    error_message = "iam_role_path must begin and end with a slash (\"/\" or e.g. \"/pagefleet/\"), at most 512 printable ASCII characters, or null."
+  }
+}
+
+variable "iam_role_permissions_boundary" {
+  description = "ARN of a managed policy set as the permissions boundary of every IAM role the deployment creates (as iam_role_path: not the service-linked role): each may then do only what its own policy and the boundary both allow, so the boundary must allow what the roles' policies grant (terraform/policies.json lists the functions' and the runner's). null: none."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.iam_role_permissions_boundary == null || can(regex("^arn:aws[a-z-]*:iam::([0-9]{12}|aws):policy/", var.iam_role_permissions_boundary))
+    error_message = "iam_role_permissions_boundary must be the ARN of a managed policy (arn:aws:iam::<account>:policy/<name>), or null."
+  }
+}
+
+################################################################################
 # Switches
 ################################################################################
 

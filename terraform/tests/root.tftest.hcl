@@ -147,6 +147,31 @@ run "a_webhook_that_is_not_http_refused" {
 run "everything_with_the_repository_mps_scripts" {
   command = plan
 
+  # Known role ARNs, for the outputs that name them.
+  override_resource {
+    target          = module.functions.aws_iam_role.this
+    override_during = plan
+    values          = { arn = "arn:aws:iam::123456789012:role/function" }
+  }
+
+  override_resource {
+    target          = module.runners.aws_iam_role.task
+    override_during = plan
+    values          = { arn = "arn:aws:iam::123456789012:role/task" }
+  }
+
+  override_resource {
+    target          = module.runners.aws_iam_role.execution
+    override_during = plan
+    values          = { arn = "arn:aws:iam::123456789012:role/execution" }
+  }
+
+  override_resource {
+    target          = module.runners.aws_iam_role.instance
+    override_during = plan
+    values          = { arn = "arn:aws:iam::123456789012:role/instance" }
+  }
+
   variables {
     create_runners   = true
     vpc_id           = "vpc-0123456789abcdef0"
@@ -196,6 +221,14 @@ run "everything_with_the_repository_mps_scripts" {
   assert {
     condition     = output.preflight.gpu_ami_release == var.gpu_ami_release && output.preflight.max_runners == jsondecode(file("stack.json")).scaling.max_runners && output.preflight.subnet_ids == var.subnet_ids
     error_message = "the preflight output holds what `pagefleet preflight --stack` checks"
+  }
+
+  assert {
+    condition = (
+      output.lambda_role_arns == { for k in ["splitter", "completion", "dead_letter", "upload_dead_letter", "completion_dead_letter"] : k => "arn:aws:iam::123456789012:role/function" } &&
+      [output.runner_task_role_arn, output.runner_execution_role_arn, output.runner_instance_role_arn] == ["arn:aws:iam::123456789012:role/task", "arn:aws:iam::123456789012:role/execution", "arn:aws:iam::123456789012:role/instance"]
+    )
+    error_message = "the role ARNs are outputs: each function's, the runner task, execution and instance roles"
   }
 
   assert {

@@ -112,7 +112,9 @@ resource "aws_iam_role" "this" {
   for_each = local.enabled
 
   # IAM names are global to the account: the region keeps two regions' deployments apart.
-  name = "${var.name_prefix}-${data.aws_region.current.name}-${replace(each.key, "_", "-")}"
+  name                 = "${var.name_prefix}-${data.aws_region.current.name}-${replace(each.key, "_", "-")}"
+  path                 = var.iam_role_path
+  permissions_boundary = var.iam_role_permissions_boundary
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{

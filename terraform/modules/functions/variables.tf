@@ -121,6 +121,22 @@ variable "environment" {
 }
 
 ################################################################################
+# IAM
+################################################################################
+
+variable "iam_role_path" {
+  description = "Path of the IAM roles this module creates, e.g. \"/pagefleet/\"; null: \"/\"."
+  type        = string
+  default     = null
+}
+
+variable "iam_role_permissions_boundary" {
+  description = "ARN of a managed policy set as the permissions boundary of every IAM role this module creates: a role may then do only what both its own policy and the boundary allow. null: none."
+  type        = string
+  default     = null
+}
+
+################################################################################
 # What the functions use
 ################################################################################
 

@@ -265,7 +265,9 @@ resource "aws_iam_role" "instance" {
   count = var.create ? 1 : 0
 
   # IAM names are global to the account: the region keeps two regions' deployments apart.
-  name = "${var.name}-${data.aws_region.current.name}-instance"
+  name                 = "${var.name}-${data.aws_region.current.name}-instance"
+  path                 = var.iam_role_path
+  permissions_boundary = var.iam_role_permissions_boundary
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{
@@ -293,6 +295,7 @@ resource "aws_iam_instance_profile" "this" {
   count = var.create ? 1 : 0
 
   name = "${var.name}-${data.aws_region.current.name}-instance"
+  path = var.iam_role_path
   role = aws_iam_role.instance[0].name
 
   tags = var.tags
@@ -489,7 +492,9 @@ resource "aws_ecs_cluster_capacity_providers" "this" {
 resource "aws_iam_role" "execution" {
   count = var.create ? 1 : 0
 
-  name = "${var.name}-${data.aws_region.current.name}-execution"
+  name                 = "${var.name}-${data.aws_region.current.name}-execution"
+  path                 = var.iam_role_path
+  permissions_boundary = var.iam_role_permissions_boundary
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{
@@ -542,7 +547,9 @@ resource "aws_iam_role_policy" "execution" {
 resource "aws_iam_role" "task" {
   count = var.create ? 1 : 0
 
-  name = "${var.name}-${data.aws_region.current.name}-task"
+  name                 = "${var.name}-${data.aws_region.current.name}-task"
+  path                 = var.iam_role_path
+  permissions_boundary = var.iam_role_permissions_boundary
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{

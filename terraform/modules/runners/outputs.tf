@@ -43,6 +43,16 @@ output "task_role_arn" {
   value       = try(aws_iam_role.task[0].arn, null)
 }
 
+output "execution_role_arn" {
+  description = "ARN of the runner task execution role (image pulls, container logs)."
+  value       = try(aws_iam_role.execution[0].arn, null)
+}
+
+output "instance_role_arn" {
+  description = "ARN of the GPU instances' role (the ECS agent, Session Manager)."
+  value       = try(aws_iam_role.instance[0].arn, null)
+}
+
 output "log_group_name" {
   description = "Log group of the runner and sidecar containers."
   value       = try(aws_cloudwatch_log_group.this[0].name, null)
