@@ -49,6 +49,9 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
     except ConverterUnavailable as exc:
         conn.send(("unavailable", str(exc)))
         return
+    except Exception as exc:  # a model server that never came up, say: the worker says why
+        conn.send(("not_started", f"{type(exc).__name__}: {exc}"))
+        return
     # Only marker's converter has model servers to restart.
     restarted = list(getattr(converter, "servers_restarted", ()))
     conn.send(("ready", converter.name, converter.version, restarted))
@@ -64,6 +67,11 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
             conn.send(("failed", str(exc.code), exc.message))
         except Exception as exc:
             conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=5)))
+
+
+class ConverterNotStarted(RuntimeError):
+    """Building the converter raised: the worker exits, and its supervisor starts it again
+    after a backoff (a model server may come up meanwhile)."""
 
 
 def chunk_outcome(reply: tuple[Any, ...]) -> bytes:
@@ -105,7 +113,8 @@ class ConversionProcess:
             self.stop()
             raise ConverterUnavailable(reply[1])
         if reply[0] != "ready":
-            raise RuntimeError(f"converter failed to start: {reply}")
+            self.stop()
+            raise ConverterNotStarted(f"the {self.name} converter failed to start: {reply[1]}")
         _, self.name, self.version, self.restarted_servers = reply
         if self.restarted_servers:
             self.server_restarts.update(self.restarted_servers)

@@ -79,3 +79,18 @@ def test_a_converter_s_own_error_code_reaches_the_worker(
     with pytest.raises(PagefleetError) as crashed:
         conversion.chunk_outcome(("error", "ValueError: boom", "traceback"))
     assert crashed.value.code == ErrorCode.CONVERT_ERROR
+
+
+def test_a_converter_that_cannot_be_built_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A converter whose build raises (a model server that never answered its warm-up) ends
+    the start with its cause, for the worker's one log line, not an EOFError from a dead
+    child."""
+
+    def unbuildable(settings: Settings) -> None:
+        raise RuntimeError("ocr_error server did not answer within 300 s")
+
+    monkeypatch.setattr(conversion, "load_converter", unbuildable)
+    worker_end, child_end = multiprocessing.Pipe()
+    conversion._serve(child_end, Settings().model_dump())
+    reply = worker_end.recv()
+    assert reply == ("not_started", "RuntimeError: ocr_error server did not answer within 300 s")

@@ -34,7 +34,7 @@ from pagefleet.pdf import cut_halves
 from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, NotFound
-from runner.conversion import ConversionProcess
+from runner.conversion import ConversionProcess, ConverterNotStarted
 from runner.converters import ConverterUnavailable
 from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 
@@ -405,3 +405,8 @@ def main() -> None:
         # Found before the first receive, so no chunk was taken; the same at every restart.
         log.error("%s", exc)
         raise SystemExit(CONFIG_ERROR_EXIT) from None
+    except ConverterNotStarted as exc:
+        # A chunk in hand returns when its lease ends; the supervisor starts the worker again
+        # after its backoff, by when a model server may have come up.
+        log.error("%s", exc)
+        raise SystemExit(1) from None
