@@ -26,6 +26,9 @@ deployed.
     does not inflate the ratio (``ceil(desired * outstanding / running / target)`` overshoots
     while most tasks are pending; ``ceil(outstanding / target)`` does not). It reads only the
     chunks queue's own metrics to leave zero, and stops a fleet that converts nothing (below).
+    Its target is sized against a GPU task's cold start rather than for latency: a task is
+    added only for a backlog the running tasks would not clear in two cold starts (see
+    ``POLICIES``), so a burst that is gone before a new instance is up starts none.
 
 The unit of backlog is one chunk, and a chunk is ``seconds_per_chunk`` of estimated conversion
 on one task: the splitter's target for the deployed converter (``chunk_pages`` text pages at
@@ -340,16 +343,30 @@ POLICIES: dict[str, ScalingPolicy] = {
     "fixed": ScalingPolicy(
         name="fixed", tracking_metric="outstanding_per_running", from_zero="exact_backlog"
     ),
+    # The deployed policy, sized against the cold start (about 550 s, bench/fleet/config.py):
+    # a GPU task costs its cold start and, once stopped, the capacity provider's 15-minute
+    # scale-in of its instance, so one is added only for a backlog the running tasks would not
+    # clear in two cold starts plus target tracking's four minutes to see it (3 datapoints,
+    # published a minute late): 2 x 550 + 240 = 1,340 s, so 1,350 s per task. A scale-out
+    # cooldown past the metrics' delay keeps the datapoints from before a scale-out from
+    # adding tasks again, and 5 idle minutes end a burst's fleet within the idle window.
+    # The price is latency on a quiet fleet (the module README and bench/results/fleet/).
     "per-desired": ScalingPolicy(
-        name="per-desired", tracking_metric="outstanding_per_desired", from_zero="exact_backlog"
+        name="per-desired",
+        tracking_metric="outstanding_per_desired",
+        from_zero="exact_backlog",
+        acceptable_latency_s=1350,
+        scale_out_cooldown_s=3 * METRIC_PERIOD_S,
+        idle_minutes=5,
     ),
 }
-# ``per-desired`` as deployed before issue 25 (its 18 s chunk, leaving zero on Container
-# Insights' running count, nothing to stop a fleet that converts nothing): the simulator's
-# "before".
-POLICIES["running-gate"] = POLICIES["per-desired"].model_copy(
+# ``per-desired`` as deployed before issue 25 (its 18 s chunk and 300 s per task, leaving zero
+# on Container Insights' running count, nothing to stop a fleet that converts nothing): the
+# simulator's "before".
+POLICIES["running-gate"] = POLICIES["fixed"].model_copy(
     update={
         "name": "running-gate",
+        "tracking_metric": "outstanding_per_desired",
         "seconds_per_chunk": 18,
         "from_zero_gate": "no_running_task",
         "stall_minutes": None,
@@ -368,7 +385,7 @@ def export(policy: ScalingPolicy) -> dict[str, object]:
         "policy": policy.name,
         "min_runners": policy.min_runners,
         "max_runners": policy.max_runners,
-        "acceptable_latency_s": policy.acceptable_latency_s,
+        "acceptable_latency_s": _tidy(policy.acceptable_latency_s),
         "seconds_per_chunk": policy.seconds_per_chunk,
         "target_backlog_per_task": _tidy(policy.target_backlog_per_task),
         "tracking_metric": policy.tracking_metric,

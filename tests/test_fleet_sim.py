@@ -18,7 +18,12 @@ from bench.fleet.validation import DEFAULT_RESULTS, validate
 from bench.fleet.workloads import Document, Workload
 from pagefleet.costs import measure_pages, plan_policy
 from pagefleet.planning import plan_by_cost
-from pagefleet.scaling import POLICIES, default_policy
+from pagefleet.scaling import (
+    METRIC_PERIOD_S,
+    POLICIES,
+    TRACKING_OUT_DATAPOINTS,
+    default_policy,
+)
 
 # Nothing but the conversion takes time: a closed-form answer is exact.
 INSTANT = {
@@ -278,3 +283,89 @@ def test_an_unknown_name_is_a_usage_error_that_lists_the_known_ones(
     error = capsys.readouterr().err.splitlines()[-1]
     known = cli.WORKLOADS if option == "--workloads" else cli.POLICIES
     assert "no " in error and "named nosuch" in error and ", ".join(known) in error, error
+
+
+# --- the deployed policy against the cold start, and the AWS semantics it relies on ----------
+
+
+def test_a_task_is_added_only_for_a_backlog_its_fleet_would_not_clear_in_two_cold_starts() -> None:
+    """A GPU task pays its cold start and its instance's scale-in whatever it converts: the
+    deployed target is a backlog per task of two cold starts plus the minutes target tracking
+    takes to see it (TRACKING_OUT_DATAPOINTS, published a minute late), and the scale-out
+    cooldown outlasts that minute of delay."""
+    config, policy = FleetConfig(), default_policy()
+    seeing_s = (TRACKING_OUT_DATAPOINTS + 1) * METRIC_PERIOD_S
+    assert policy.acceptable_latency_s >= 2 * config.cold_start_s + seeing_s
+    assert policy.scale_out_cooldown_s > config.metric_delay_s + METRIC_PERIOD_S
+
+
+def _point(
+    end_s: float, visible: float, in_flight: float, desired: float
+) -> dict[str, float | None]:
+    return {
+        "end_s": end_s,
+        "visible": visible,
+        "visible_max": visible,
+        "in_flight": in_flight,
+        "in_flight_max": in_flight,
+        "age_max": 30.0,
+        "running": desired,
+        "running_max": desired,
+        "desired": desired,
+        "desired_max": desired,
+    }
+
+
+def test_within_the_scale_out_cooldown_a_late_datapoint_adds_no_task_again() -> None:
+    """Application Auto Scaling counts the capacity a scale-out added as part of the next one
+    while its cooldown lasts: the datapoints from before the scale-out, still the latest a
+    minute later, set the same capacity again, and only a larger backlog adds more."""
+    fleet = Fleet(FleetConfig(), workloads.single(1), seed=0)
+    fleet.desired = 1
+    target = fleet.policy.target_backlog_per_task
+    fleet.datapoints = [_point(-60.0 * k, 2.5 * target, 3, 1) for k in (4, 3, 2)]
+    fleet._evaluate()
+    assert fleet.desired == 3  # ceil(1 x (2.5 target + 3) / target)
+    fleet._evaluate()  # the same datapoints, within the cooldown
+    assert fleet.desired == 3, fleet.actions
+    fleet.datapoints += [_point(-60.0 * k, 5.5 * target, 3, 1) for k in (3, 2, 1)]
+    fleet._evaluate()  # a larger backlog, still within the cooldown
+    assert fleet.desired == 6 and [a[1] for a in fleet.actions] == ["tracking_out"] * 2
+
+
+def test_target_trackings_scale_in_does_not_hold_back_the_step_to_zero() -> None:
+    """Each policy keeps its own cooldown (a step policy's scale-in is not blocked by target
+    tracking's): a quiet quarter hour scales three tasks in to one, and the idle policy sets
+    zero at the same evaluation, not a scale-in cooldown later."""
+    fleet = Fleet(FleetConfig(), workloads.single(1), seed=0)
+    fleet.desired = 3
+    fleet.datapoints = [_point(-60.0 * k, 0, 0, 3) for k in range(16, 0, -1)]
+    fleet._evaluate()
+    assert [a[1:] for a in fleet.actions] == [("tracking_in", 3, 1), ("to_zero", 1, 0)]
+
+
+def test_the_splitter_prices_the_pages_a_real_pdf_has_without_text_as_ocr_pages() -> None:
+    config = FleetConfig(**INSTANT)
+    doc = Document(arrival_s=0, pages=5, scanned_share=0.2, ocr_pages=(2,))
+    fleet = Fleet(config, Workload(name="t", description="", documents=(doc,)), seed=0).run()
+    settings = config.splitter_settings()
+    (job,) = fleet.jobs
+    assert sum(c.estimated_s for c in job.chunks) == pytest.approx(
+        4 * settings.cost_marker_page_s + settings.cost_marker_ocr_page_s
+    )
+    assert doc.scanned() == {2}
+    assert Document(arrival_s=0, pages=5, scanned_share=0.4).scanned() == {4, 5}
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="no shared corpus beside the checkout")
+def test_the_corpus_workload_is_the_splitters_measure_of_the_shared_corpus() -> None:
+    committed = json.loads(workloads.CORPUS_FILE.read_text())["documents"]
+    assert committed == workloads.measure_corpus(CORPUS), (
+        "bench/fleet/corpus.json is stale: scripts/fleet-sim --measure-corpus ../shared/corpus/real"
+    )
+    load = workloads.corpus(1, hours=1)
+    names = {(d["pages"], tuple(d["ocr_pages"])) for d in committed}
+    assert load.documents and all((d.pages, d.ocr_pages) in names for d in load.documents)

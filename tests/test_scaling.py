@@ -190,7 +190,8 @@ def test_more_lanes_than_one_tasks_backlog_are_refused() -> None:
     policy = scaling.default_policy()
     assert policy.splitter_lanes(WORKERS_PER_GPU) == 3
     with pytest.raises(ValueError, match="more than one task from zero"):
-        policy.model_copy(update={"spread_tasks": 6}).splitter_lanes(WORKERS_PER_GPU)
+        # 26 tasks x 3 workers = 78 lanes, past one task's 1350 / 17.6 = 76.7 chunks.
+        policy.model_copy(update={"spread_tasks": 26}).splitter_lanes(WORKERS_PER_GPU)
 
 
 # --- the metric math the alarms deploy, as the simulator evaluates it -------------------------

@@ -1,10 +1,11 @@
 """``scripts/fleet-sim``: the workloads under each policy, the validation, the report.
 
-    scripts/fleet-sim [--workloads steady,burst,single-1p,single-2000p,diurnal] [--trace FILE]
-                      [--policies today,fixed,per-desired] [--scenario NAME] [--seed 1]
-                      [--gpu g6.xlarge] [--on-demand] [--set FIELD=VALUE ...] [--label L]
+    scripts/fleet-sim [--workloads steady,burst,single-1p,single-2000p,diurnal,corpus]
+                      [--trace FILE] [--policies today,fixed,per-desired] [--scenario NAME]
+                      [--seed 1] [--gpu g6.xlarge] [--on-demand] [--set FIELD=VALUE ...] [--label L]
                       [--out DIR]
     scripts/fleet-sim --report     # the committed report, bench/results/fleet/
+    scripts/fleet-sim --measure-corpus ../shared/corpus/real   # the corpus workload's pages
 
 Writes fleet.json, fleet.md and fleet.png under bench/results/<date>-fleet-<label>/ (not
 results.json: that name is scripts/bench's, whose tests read every one). ``--report`` runs the
@@ -38,6 +39,7 @@ WORKLOADS: dict[str, Callable[[int], workloads.Workload]] = {
     "single-17p": lambda seed: workloads.single(17),
     "single-2000p": lambda seed: workloads.single(2000),
     "diurnal": lambda seed: workloads.diurnal(seed),
+    "corpus": lambda seed: workloads.corpus(seed),
 }
 
 # Failure scenarios: FleetConfig overrides at seeded rates (scripts/fleet-sim --scenario).
@@ -100,6 +102,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--scenario", choices=sorted(SCENARIOS), default="none", help="a failure scenario"
     )
     p.add_argument("--report", action="store_true", help="the committed study (see above)")
+    p.add_argument(
+        "--measure-corpus",
+        type=Path,
+        metavar="DIR",
+        help=f"measure DIR's PDFs as the splitter does into {workloads.CORPUS_FILE.name}, "
+        "the corpus workload",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of every random draw (default 1)")
     p.add_argument("--gpu", choices=sorted(GPUS), default="g6.xlarge", help="the instance type")
     p.add_argument("--on-demand", action="store_true", help="on-demand instances (default Spot)")
@@ -159,7 +168,8 @@ def study(seed: int, out: Path) -> dict[str, Any]:
     after = FleetConfig()
     before = FleetConfig.model_validate(BEFORE)
     loads = {
-        n: WORKLOADS[n](seed) for n in ("single-1p", "single-17p", "steady", "diurnal", "burst")
+        n: WORKLOADS[n](seed)
+        for n in ("single-1p", "single-17p", "steady", "diurnal", "burst", "corpus")
     }
     runs = [
         _run(load, config, seed, scenario="none", deployment=label)
@@ -176,6 +186,18 @@ def study(seed: int, out: Path) -> dict[str, Any]:
             deployment="after, 1 lane",
         )
         for n in ("steady", "diurnal")
+    ]
+    # The policy's trade-off: the same fleet sized for latency instead of GPU-hours.
+    latency_first = after.policy.model_copy(update=markdown.LATENCY_FIRST)
+    runs += [
+        _run(
+            loads[n],
+            after.model_copy(update={"policy": latency_first}),
+            seed,
+            scenario="none",
+            deployment=markdown.LATENCY_FIRST_LABEL,
+        )
+        for n in ("steady", "diurnal", "burst", "corpus")
     ]
     failures = [("flaky", "steady")] + [
         (name, "single-17p") for name in SCENARIOS if name not in ("none", "flaky")
@@ -220,6 +242,14 @@ def study(seed: int, out: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    if args.measure_corpus:
+        documents = workloads.measure_corpus(args.measure_corpus)
+        if not documents:
+            raise SystemExit(f"{args.measure_corpus}: no PDF to measure")
+        measured = {"source": args.measure_corpus.name, "documents": documents}
+        workloads.CORPUS_FILE.write_text(json.dumps(measured, indent=1) + "\n")
+        print(f"wrote {workloads.CORPUS_FILE}: {len(documents)} documents")
+        return 0
     if args.report:
         study(args.seed, args.out or REPORT_DIR)
         return 0

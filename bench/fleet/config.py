@@ -176,6 +176,17 @@ class FleetConfig(BaseModel):
         return Settings.model_validate(settings | self.splitter_overrides)
 
     @property
+    def cold_start_s(self) -> float:
+        """From a task the service wants to its converter ready, on a new instance."""
+        return (
+            self.capacity_provider_lag_s
+            + self.instance_boot_s
+            + self.image_pull_s
+            + self.container_start_s
+            + self.model_start_s
+        )
+
+    @property
     def price_per_h(self) -> float:
         return self.gpu.spot_per_h if self.spot else self.gpu.on_demand_per_h
 

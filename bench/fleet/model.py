@@ -207,7 +207,11 @@ class Fleet:
         self.registration_failures = 0
         self.sidecar_failures = 0
         self.splitter = config.splitter_settings()
-        self._cooldown_until = {"from_zero": 0.0, "out": 0.0, "in": 0.0}
+        # Each policy's own cooldown: one policy's activity does not block another's (a step
+        # scale-in is not blocked while target tracking is not ready to scale in, Application
+        # Auto Scaling's PutScalingPolicy reference).
+        self._cooldown_until = dict.fromkeys(("from_zero", "out", "in", "to_zero", "stalled"), 0.0)
+        self._scaled_out_from = 0  # the capacity before target tracking's last scale-out
         self._waiting_for_instance: list[Task] = []
         self._booting = 0
         self._recorded = 0
@@ -262,17 +266,17 @@ class Fleet:
         with self.splitters.request() as slot:
             yield slot
             yield self.env.timeout(cfg.split_base_s + cfg.split_per_page_s * job.doc.pages)
-        # The document's scanned pages are its last ones; the splitter tells them apart as
-        # pagefleet/costs.py does and prices each page at the deployed converter's estimate.
+        # The splitter tells the scanned pages apart as pagefleet/costs.py does and prices each
+        # page at the deployed converter's estimate.
         pages, settings = job.doc.pages, self.splitter
-        scans = round(pages * job.doc.scanned_share)
-        text = pages - scans
-        seconds = [settings.cost_marker_page_s] * text + [settings.cost_marker_ocr_page_s] * scans
-        costs = PageCosts(
-            seconds, list(range(text + 1, pages + 1)), 0.0, settings.cost_marker_page_s
-        )
+        ocr = job.doc.scanned()
+        seconds = [
+            settings.cost_marker_ocr_page_s if n in ocr else settings.cost_marker_page_s
+            for n in range(1, pages + 1)
+        ]
+        costs = PageCosts(seconds, sorted(ocr), 0.0, settings.cost_marker_page_s)
         for spec in plan_by_cost(seconds, plan_policy(settings, costs)):
-            scanned = max(0, spec.last_page - max(text, spec.first_page - 1))
+            scanned = sum(n in ocr for n in range(spec.first_page, spec.last_page + 1))
             chunk = Chunk(
                 job=job,
                 index=spec.index,
@@ -672,9 +676,9 @@ class Fleet:
             and window
             and all(evaluate(stall, self._values(x, "Maximum")) == 1 for x in window)
         ):
-            if self.desired > 0 and now >= cool["in"]:
+            if self.desired > 0 and now >= cool["stalled"]:
                 self._set_desired(0, "stalled")
-                cool["in"] = now + policy.scale_in_cooldown_s
+                cool["stalled"] = now + policy.scale_in_cooldown_s
             return
         # The step from zero: its alarm's metric is the expression, threshold 1 chunk.
         backlog = evaluate(policy.from_zero_expression, self._values(latest[0], "Maximum"))
@@ -688,13 +692,22 @@ class Fleet:
         target = policy.target_backlog_per_task
         high = [self._tracked(x) for x in self._available(TRACKING_OUT_DATAPOINTS)]
         low = [self._tracked(x) for x in self._available(TRACKING_IN_DATAPOINTS)]
-        if high and all(m is not None and m > target for m in high) and now >= cool["out"]:
+        if high and all(m is not None and m > target for m in high):
             metric = high[-1]
             assert metric is not None
-            wanted = policy.tracking_capacity(metric, self.desired)
+            # Within the scale-out cooldown the capacity that scale-out added counts as part
+            # of the next one: the new capacity is reckoned from the capacity before it, so a
+            # datapoint from before the scale-out (published late) adds nothing again, and
+            # only a larger scale-out goes through (Application Auto Scaling's ScaleOutCooldown).
+            cooling = now < cool["out"]
+            wanted = policy.tracking_capacity(
+                metric, self._scaled_out_from if cooling else self.desired
+            )
             if wanted > self.desired:
+                if not cooling:
+                    self._scaled_out_from = self.desired
+                    cool["out"] = now + policy.scale_out_cooldown_s
                 self._set_desired(wanted, "tracking_out")
-                cool["out"] = now + policy.scale_out_cooldown_s
         elif (
             low
             and all(m is not None and m < TRACKING_IN_FRACTION * target for m in low)
@@ -712,10 +725,10 @@ class Fleet:
             idle
             and self.desired > 0
             and all((x["visible_max"] or 0) + (x["in_flight_max"] or 0) <= 0 for x in idle)
-            and now >= cool["in"]
+            and now >= cool["to_zero"]
         ):
             self._set_desired(0, "to_zero")
-            cool["in"] = now + policy.scale_in_cooldown_s
+            cool["to_zero"] = now + policy.scale_in_cooldown_s
 
     def _sample(self) -> None:
         live = [i for i in self.instances if i.terminated_s is None]

@@ -13,6 +13,7 @@ from bench.paths import ROOT
 # report whose digest differs describes code that is no longer there (tests/test_fleet_sim.py).
 INPUTS = (
     "bench/fleet/*.py",
+    "bench/fleet/corpus.json",
     "pagefleet/costs.py",
     "pagefleet/planning.py",
     "pagefleet/scaling.py",

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import bisect
 import csv
+import json
 import math
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
+import pypdfium2 as pdfium
 from pydantic import BaseModel, ConfigDict, Field
+
+from pagefleet.costs import measure_pages
+from pagefleet.settings import Settings
 
 DAY_S = 86_400.0
 TRACE_HEADER = ("arrival_s", "pages", "scanned_share")
@@ -30,6 +36,18 @@ class Document(BaseModel):
     page_s: float | None = Field(
         None, gt=0, description="Measured seconds per page, one conversion alone on a task."
     )
+    ocr_pages: tuple[int, ...] | None = Field(
+        None,
+        description="The pages (1-based) the splitter finds without a usable text layer, as "
+        "measured on a real PDF; None: the last scanned_share of the pages.",
+    )
+
+    def scanned(self) -> set[int]:
+        """The pages (1-based) the splitter prices and the GPU converts as OCR pages."""
+        if self.ocr_pages is not None:
+            return set(self.ocr_pages)
+        scans = round(self.pages * self.scanned_share)
+        return set(range(self.pages - scans + 1, self.pages + 1))
 
 
 class Workload(BaseModel):
@@ -100,6 +118,55 @@ def single(pages: int, scanned_share: float = 0.0, name: str | None = None) -> W
         name=name or f"single-{pages}p",
         description=f"one {pages:,}-page document into an idle fleet",
         documents=(Document(arrival_s=0.0, pages=pages, scanned_share=scanned_share),),
+    )
+
+
+# The shared corpus (../shared/corpus/real) as the splitter measures it: each PDF's pages and
+# the ones without a usable text layer. Committed, so the report needs no corpus to run;
+# ``scripts/fleet-sim --measure-corpus DIR`` writes it again.
+CORPUS_FILE = Path(__file__).with_name("corpus.json")
+
+
+def measure_corpus(folder: Path) -> list[dict[str, Any]]:
+    """Every PDF in ``folder`` through the splitter's own measuring (pagefleet/costs.py, with
+    the OCR detection of the text-layer converter: the deployed marker, in balanced mode,
+    tells no page apart)."""
+    settings = Settings(converter="text-layer", ocr="auto")
+    rows = []
+    for path in sorted(folder.glob("*.pdf")):
+        doc = pdfium.PdfDocument(path)
+        try:
+            costs = measure_pages(doc, settings)
+        finally:
+            doc.close()
+        rows.append({"name": path.name, "pages": len(costs.seconds), "ocr_pages": costs.ocr_pages})
+    return rows
+
+
+def corpus(seed: int, hours: float = 4.0, docs_per_h: float = 120.0) -> Workload:
+    """Poisson arrivals of the shared corpus's documents, each drawn at random, with the pages
+    the splitter measured on them (``CORPUS_FILE``)."""
+    rows = json.loads(CORPUS_FILE.read_text())["documents"]
+    rng, docs, t = random.Random(seed), [], 0.0
+    while True:
+        t += rng.expovariate(docs_per_h / 3600)
+        if t >= hours * 3600:
+            break
+        row = rng.choice(rows)
+        ocr = tuple(row["ocr_pages"])
+        docs.append(
+            Document(
+                arrival_s=t,
+                pages=row["pages"],
+                scanned_share=len(ocr) / row["pages"],
+                ocr_pages=ocr,
+            )
+        )
+    return Workload(
+        name="corpus",
+        description=f"the shared corpus's {len(rows)} PDFs as measured by the splitter, drawn at "
+        f"random, Poisson arrivals, {docs_per_h:g} documents/h for {hours:g} h",
+        documents=tuple(docs),
     )
 
 

@@ -79,9 +79,9 @@ run "default_policy" {
       for s in one(aws_appautoscaling_policy.from_zero[0].step_scaling_policy_configuration).step_adjustment :
       tostring(s.scaling_adjustment) => [tonumber(s.metric_interval_lower_bound), try(tonumber(s.metric_interval_upper_bound), null)]
       }) == jsonencode({
-      "1" = [0, 17], "2" = [17, 34], "3" = [34, 51], "4" = [51, 68], "5" = [68, 85], "6" = [85, 102], "7" = [102, 119], "8" = [119, null]
+      "1" = [0, 76], "2" = [76, 153], "3" = [153, 230], "4" = [230, 306], "5" = [306, 383], "6" = [383, 460], "7" = [460, 536], "8" = [536, null]
     })
-    error_message = "ceil(visible / (300 / 17.6)) tasks, the last step open-ended at max_runners (8)"
+    error_message = "ceil(visible / (1350 / 17.6)) tasks, the last step open-ended at max_runners (8)"
   }
 
   # Leaving zero reads only the chunks queue: SQS publishes its metrics while the queue holds a
@@ -118,8 +118,8 @@ run "default_policy" {
   # --- target tracking ----------------------------------------------------------------------
 
   assert {
-    condition     = abs(aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].target_value - 300 / 17.6) < 1e-6
-    error_message = "target backlog per task = acceptable latency / seconds per chunk (300 s / 17.6 s)"
+    condition     = abs(aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].target_value - 1350 / 17.6) < 1e-6
+    error_message = "target backlog per task = acceptable latency / seconds per chunk (1350 s / 17.6 s: two cold starts and the four minutes target tracking takes to see a backlog)"
   }
 
   assert {
@@ -138,11 +138,11 @@ run "default_policy" {
 
   assert {
     condition = (
-      aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].scale_out_cooldown == 60 &&
+      aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].scale_out_cooldown == 180 &&
       aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].scale_in_cooldown == 300 &&
       !coalesce(aws_appautoscaling_policy.backlog[0].target_tracking_scaling_policy_configuration[0].disable_scale_in, false)
     )
-    error_message = "target tracking scales out and in, with the policy's cooldowns"
+    error_message = "target tracking scales out and in, with the policy's cooldowns (out: 180 s, past the metrics' minute of delay, so a datapoint from before a scale-out adds nothing again)"
   }
 
   # --- to zero ------------------------------------------------------------------------------
@@ -153,9 +153,9 @@ run "default_policy" {
       one(one(aws_appautoscaling_policy.to_zero[0].step_scaling_policy_configuration).step_adjustment).scaling_adjustment == 0 &&
       [for q in aws_cloudwatch_metric_alarm.idle[0].metric_query : q.expression if q.return_data] == ["visible + in_flight"] &&
       aws_cloudwatch_metric_alarm.idle[0].comparison_operator == "LessThanOrEqualToThreshold" && aws_cloudwatch_metric_alarm.idle[0].threshold == 0 &&
-      aws_cloudwatch_metric_alarm.idle[0].evaluation_periods == 15 && aws_cloudwatch_metric_alarm.idle[0].datapoints_to_alarm == 15
+      aws_cloudwatch_metric_alarm.idle[0].evaluation_periods == 5 && aws_cloudwatch_metric_alarm.idle[0].datapoints_to_alarm == 5
     )
-    error_message = "15 minutes with nothing visible or in flight sets zero tasks"
+    error_message = "5 minutes with nothing visible or in flight sets zero tasks"
   }
 }
 
@@ -229,7 +229,7 @@ run "spread_lanes_past_one_tasks_backlog_refused" {
   }
 
   variables {
-    spread_lanes = 18
+    spread_lanes = 77
   }
 
   expect_failures = [aws_appautoscaling_target.this]
