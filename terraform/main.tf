@@ -73,6 +73,7 @@ module "storage" {
   force_destroy        = var.force_destroy
   jobs_expiration_days = var.jobs_expiration_days
   access_log_bucket    = var.access_log_bucket
+  kms_key_arn          = var.kms_key_arn
 
   deny_insecure_transport = var.s3_deny_insecure_transport
   allow_cloudwatch_alarms = var.create_alarms && (var.create_alarm_topic || length(var.alarm_emails) > 0)

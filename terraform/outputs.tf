@@ -48,6 +48,11 @@ output "kms_key_arn" {
   value       = module.storage.kms_key_arn
 }
 
+output "kms_key_policy_json" {
+  description = "The key policy the deployment's key needs: its own key's, or, with kms_key_arn, what that key's policy must allow."
+  value       = module.storage.kms_key_policy_json
+}
+
 output "lambda_function_names" {
   description = "Function names by role: splitter, completion, dead_letter, upload_dead_letter."
   value       = module.functions.lambda_function_names

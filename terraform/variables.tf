@@ -142,6 +142,17 @@ variable "s3_deny_insecure_transport" {
   default     = true
 }
 
+variable "kms_key_arn" {
+  description = "ARN of an existing KMS key for the bucket (SSE-KMS with an S3 Bucket Key), the queues, the log groups, the functions' environment, the ECR repositories and the alarm topic; the roles get kms:Decrypt and kms:GenerateDataKey on it alone. Its key policy must allow what the kms_key_policy_json output holds (the account's IAM policies, and the S3, CloudWatch Logs and CloudWatch services). null: the deployment creates its own key, with that policy."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[A-Za-z0-9-]+$", var.kms_key_arn))
+    error_message = "kms_key_arn must be a key ARN (arn:aws:kms:<region>:<account>:key/<key id>), not an alias or a key ID: IAM policies grant use of a key by its key ARN. Or null for the deployment's own key."
+  }
+}
+
 variable "access_log_bucket" {
   description = "Existing bucket for S3 server access logs; null turns access logging off."
   type        = string

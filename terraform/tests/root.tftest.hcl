@@ -50,6 +50,11 @@ run "pipeline_without_runners" {
   }
 
   assert {
+    condition     = output.kms_key_arn == "arn:aws:kms:us-east-1:123456789012:key/test"
+    error_message = "without kms_key_arn the deployment's own key encrypts everything"
+  }
+
+  assert {
     condition     = output.submit_command == "aws s3 cp ./document.pdf s3://pagefleet-123456789012-us-east-1/inbox/document.pdf --region us-east-1"
     error_message = "the submit line targets inbox/ of the bucket"
   }
@@ -407,4 +412,27 @@ run "alarm_emails_make_a_topic" {
     condition     = output.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:pagefleet-alarms"
     error_message = "an alarm address creates the alarm topic"
   }
+}
+
+run "an_existing_kms_key_everywhere" {
+  command = plan
+
+  variables {
+    kms_key_arn = "arn:aws:kms:us-east-1:123456789012:key/theirs"
+  }
+
+  assert {
+    condition     = output.kms_key_arn == var.kms_key_arn && module.storage.kms_key_arn == var.kms_key_arn
+    error_message = "with kms_key_arn the bucket, queues, functions, logs and topic are handed that key"
+  }
+}
+
+run "a_kms_alias_refused" {
+  command = plan
+
+  variables {
+    kms_key_arn = "arn:aws:kms:us-east-1:123456789012:alias/theirs"
+  }
+
+  expect_failures = [var.kms_key_arn]
 }

@@ -141,3 +141,33 @@ run "no_notifications_no_configuration" {
     error_message = "no notification configuration without notifications"
   }
 }
+
+run "an_existing_key" {
+  command = plan
+
+  variables {
+    kms_key_arn = "arn:aws:kms:us-east-1:123456789012:key/theirs"
+  }
+
+  module {
+    source = "./modules/storage"
+  }
+
+  assert {
+    condition     = length(aws_kms_key.this) == 0 && length(aws_kms_alias.this) == 0
+    error_message = "with kms_key_arn no key of the module's own is made"
+  }
+
+  assert {
+    condition = alltrue([for r in aws_s3_bucket_server_side_encryption_configuration.this[0].rule :
+      one(r.apply_server_side_encryption_by_default).kms_master_key_id == var.kms_key_arn &&
+    one(r.apply_server_side_encryption_by_default).sse_algorithm == "aws:kms" && r.bucket_key_enabled])
+    error_message = "the bucket is SSE-KMS with the given key and an S3 Bucket Key"
+  }
+
+  assert {
+    condition     = output.kms_key_arn == var.kms_key_arn && output.kms_key_policy_json != null
+    error_message = "the key handed on to the queues, functions and runners is the given one, with the policy it must allow"
+  }
+}
+

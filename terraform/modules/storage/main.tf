@@ -6,12 +6,19 @@ locals {
   account_id = data.aws_caller_identity.current.account_id
   partition  = data.aws_partition.current.partition
   region     = data.aws_region.current.name
+
+  # A key of the caller's (kms_key_arn) or the module's own.
+  create_kms_key = var.create && var.kms_key_arn == null
+  kms_key_arn    = var.kms_key_arn != null ? var.kms_key_arn : try(aws_kms_key.this[0].arn, null)
 }
 
 ################################################################################
 # Encryption key: the bucket, the queues, the Lambda environments and the log groups
 ################################################################################
 
+# The module's key's policy, and with kms_key_arn what that key's policy must allow (the
+# kms_key_policy_json output): the services below act on the key under their own principals,
+# which no IAM policy of this account can grant.
 data "aws_iam_policy_document" "kms" {
   count = var.create ? 1 : 0
 
@@ -91,7 +98,7 @@ data "aws_iam_policy_document" "kms" {
 }
 
 resource "aws_kms_key" "this" {
-  count = var.create ? 1 : 0
+  count = local.create_kms_key ? 1 : 0
 
   description             = "pagefleet ${var.bucket_name}: bucket, queues, Lambda environment and logs"
   enable_key_rotation     = true
@@ -102,7 +109,7 @@ resource "aws_kms_key" "this" {
 }
 
 resource "aws_kms_alias" "this" {
-  count = var.create ? 1 : 0
+  count = local.create_kms_key ? 1 : 0
 
   name          = "alias/${var.bucket_name}"
   target_key_id = aws_kms_key.this[0].key_id
@@ -169,9 +176,11 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "this" {
   rule {
     apply_server_side_encryption_by_default {
       sse_algorithm     = "aws:kms"
-      kms_master_key_id = aws_kms_key.this[0].arn
+      kms_master_key_id = local.kms_key_arn
     }
-    # One data key per bucket instead of a KMS call per chunk object.
+    # One data key per bucket instead of a KMS call per chunk object. The encryption context
+    # is then the bucket's ARN, not each object's: a kms_key_arn key's policy conditions on
+    # kms:EncryptionContext:aws:s3:arn must name the bucket.
     bucket_key_enabled = true
   }
 }

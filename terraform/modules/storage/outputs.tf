@@ -14,8 +14,13 @@ output "bucket_arn_static" {
 }
 
 output "kms_key_arn" {
-  description = "ARN of the KMS key of the bucket, the queues, the Lambda environments and the log groups."
-  value       = try(aws_kms_key.this[0].arn, null)
+  description = "ARN of the KMS key of the bucket, the queues, the Lambda environments and the log groups: kms_key_arn, or the module's own."
+  value       = local.kms_key_arn
+}
+
+output "kms_key_policy_json" {
+  description = "The key policy the deployment needs: the module's own key's, or what the policy of the kms_key_arn key must allow (the account's IAM policies, S3 notifications to the encrypted queues, CloudWatch Logs, CloudWatch alarms to an encrypted topic)."
+  value       = try(data.aws_iam_policy_document.kms[0].json, null)
 }
 
 output "bucket_notification_id" {

@@ -52,6 +52,12 @@ variable "access_log_bucket" {
 # Encryption key
 ################################################################################
 
+variable "kms_key_arn" {
+  description = "ARN of an existing KMS key (not an alias: IAM policies name keys by key ARN) for the bucket's SSE-KMS and, through the kms_key_arn output, the queues, the Lambda environments and the log groups; null creates the module's own. Its key policy must allow what kms_key_policy_json holds."
+  type        = string
+  default     = null
+}
+
 variable "kms_deletion_window_days" {
   description = "Waiting period (7-30 days) before the KMS key is deleted after `terraform destroy`."
   type        = number
