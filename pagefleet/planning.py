@@ -82,20 +82,6 @@ def plan_by_cost(costs: Sequence[float], policy: PlanPolicy) -> list[ChunkSpec]:
     ]
 
 
-def plan_chunks(pages: int, target_pages: int) -> list[ChunkSpec]:
-    """Split ``pages`` of equal cost into ceil(pages / target) ranges whose sizes differ by at
-    most one (a 33-page document with a target of 16 becomes 11+11+11, not 16+16+1, so no
-    chunk is a straggler that holds the job back). What a planner without page costs does."""
-    if pages < 1:
-        raise ValueError("a document to plan has at least one page")
-    count = -(-pages // target_pages)
-    ones = [1.0] * pages
-    return [
-        ChunkSpec(index=index, first_page=start + 1, last_page=end)
-        for index, (start, end) in enumerate(_cut(ones, 0, pages, count))
-    ]
-
-
 def _cut(costs: Sequence[float], start: int, end: int, count: int) -> list[tuple[int, int]]:
     """``costs[start:end]`` in at most ``count`` ranges (start, end) of about equal cost."""
     if count <= 1 or end - start <= 1:
