@@ -132,7 +132,6 @@ SERVICE_OF_TYPE_PREFIX = {
     "aws_sqs_": "sqs",
     "aws_ssm_": "ssm",
     # The complete-vpc example's network (examples/: roots of their own, never applied offline).
-    "aws_availability_zones": "ec2",
     "aws_default_security_group": "ec2",
     "aws_eip": "ec2",
     "aws_internet_gateway": "ec2",

@@ -3,14 +3,6 @@
 # downloads its model from Hugging Face), and an S3 gateway endpoint so image layers and chunks
 # do not pay the NAT gateway's per-GB charge.
 
-data "aws_availability_zones" "available" {
-  state = "available"
-}
-
-locals {
-  azs = slice(data.aws_availability_zones.available.names, 0, var.az_count)
-}
-
 ################################################################################
 # VPC
 ################################################################################
@@ -36,24 +28,24 @@ resource "aws_internet_gateway" "this" {
 }
 
 resource "aws_subnet" "public" {
-  count = length(local.azs)
+  count = length(var.azs)
 
   vpc_id            = aws_vpc.this.id
   cidr_block        = cidrsubnet(var.vpc_cidr, 8, count.index)
-  availability_zone = local.azs[count.index]
+  availability_zone = var.azs[count.index]
 
-  tags = { Name = "${var.name}-public-${local.azs[count.index]}" }
+  tags = { Name = "${var.name}-public-${var.azs[count.index]}" }
 }
 
 # /20 each: the runners need few addresses, the room is for what else the VPC will hold.
 resource "aws_subnet" "private" {
-  count = length(local.azs)
+  count = length(var.azs)
 
   vpc_id            = aws_vpc.this.id
   cidr_block        = cidrsubnet(var.vpc_cidr, 4, count.index + 1)
-  availability_zone = local.azs[count.index]
+  availability_zone = var.azs[count.index]
 
-  tags = { Name = "${var.name}-private-${local.azs[count.index]}" }
+  tags = { Name = "${var.name}-private-${var.azs[count.index]}" }
 }
 
 resource "aws_route_table" "public" {
@@ -69,7 +61,7 @@ resource "aws_route" "public_internet" {
 }
 
 resource "aws_route_table_association" "public" {
-  count = length(local.azs)
+  count = length(var.azs)
 
   subnet_id      = aws_subnet.public[count.index].id
   route_table_id = aws_route_table.public.id
@@ -105,7 +97,7 @@ resource "aws_route" "private_nat" {
 }
 
 resource "aws_route_table_association" "private" {
-  count = length(local.azs)
+  count = length(var.azs)
 
   subnet_id      = aws_subnet.private[count.index].id
   route_table_id = aws_route_table.private.id

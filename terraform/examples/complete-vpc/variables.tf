@@ -16,10 +16,15 @@ variable "vpc_cidr" {
   default     = "10.42.0.0/16"
 }
 
-variable "az_count" {
-  description = "Availability Zones to spread the subnets over: each one more place to find Spot GPU capacity."
-  type        = number
-  default     = 2
+variable "azs" {
+  description = "Availability Zones of region to spread the subnets over, by name: each one more place to find Spot GPU capacity. By name, not the first few the account sees, so a zone AWS adds moves no subnet (at most 15, the /20s a /16 holds besides the first)."
+  type        = list(string)
+  default     = ["eu-west-1a", "eu-west-1b"]
+
+  validation {
+    condition     = length(var.azs) >= 1 && length(var.azs) <= 15 && alltrue([for az in var.azs : startswith(az, var.region)])
+    error_message = "azs must name 1 to 15 Availability Zones of region, e.g. [\"${var.region}a\", \"${var.region}b\"]."
+  }
 }
 
 variable "runner_image_tag" {

@@ -8,9 +8,6 @@
 mock_provider "aws" {
   override_during = plan
 
-  mock_data "aws_availability_zones" {
-    defaults = { names = ["eu-west-1a", "eu-west-1b", "eu-west-1c"] }
-  }
   # The mock leaves IDs unknown at plan: these are the ones the assertions compare.
   mock_resource "aws_subnet" {
     defaults = { id = "subnet-0bbbbbbbbbbbbbbb0" }
