@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -525,12 +525,14 @@ class Smoke:
     # --- the end ---
 
     def close(self) -> None:
-        """Stop what was started, whatever stopped the run; later signals are ignored."""
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, signal.SIG_IGN)
-        self.kill(list(self._procs))
-        self.stop_mps()
-        shutil.rmtree(self.work, ignore_errors=True)
+        """Stop what was started, whatever stopped the run, with signals held off meanwhile
+        (timeout signals its child, then the child's whole group): the handlers are the
+        caller's again afterwards, so a process that runs a smoke in-process (a test) keeps
+        its Ctrl-C, and its children do not inherit ignored signals."""
+        with _signals_ignored(signal.SIGTERM, signal.SIGINT):
+            self.kill(list(self._procs))
+            self.stop_mps()
+            shutil.rmtree(self.work, ignore_errors=True)
 
     def table(self) -> str:
         width = max(len(row.step) for row in self.rows)
@@ -588,6 +590,16 @@ def _reply(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     except (IndexError, ValueError):
         raise RuntimeError(f"worker {proc.pid} gave no result: {lines[-1:]}") from None
     return reply
+
+
+@contextlib.contextmanager
+def _signals_ignored(*signums: int) -> Iterator[None]:
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

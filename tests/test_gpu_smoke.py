@@ -464,3 +464,14 @@ def test_the_worker_mix_runs_on_the_cpu(tmp_path: Path) -> None:
     done = json.loads(reply)
     assert done["iterations"] >= 1 and done["pages"] == done["iterations"]
     assert json.loads(state.read_text())["pages_done"] == done["pages"]
+
+
+def test_a_smoke_closed_in_process_leaves_the_caller_s_signals_as_they_were(
+    tmp_path: Path,
+) -> None:
+    """Its close holds SIGTERM and SIGINT off while it cleans up, then hands them back: a
+    process that ignored them would have every later child ignore Ctrl-C too (dispositions set
+    to ignore survive exec), as a whole `make test` once found."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    smoke.Smoke(tmp_path / "out", seconds=1).close()
+    assert {signum: signal.getsignal(signum) for signum in before} == before
