@@ -3,11 +3,13 @@ queues) per test, and the whole local pipeline on top of one per module."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from embedded import MotoServer
@@ -99,3 +101,23 @@ def bucket(pipeline: LocalPipeline) -> Bucket:
 def wait_for_record(bucket: Bucket, rel: str, timeout_s: float = 120) -> JobRecord:
     """The job record of ``rel`` once the pipeline has written it."""
     return await_records(bucket, [rel], timeout_s=timeout_s)[rel]
+
+
+def outlived(processes: list[psutil.Process], timeout_s: float) -> list[str]:
+    """What of ``processes`` still runs after ``timeout_s`` (the first words of each command
+    line). A zombie has ended: the init it was handed to when its parent died reaps it when it
+    gets to it, or in a container whose init does not reap, never."""
+
+    def running(process: psutil.Process) -> bool:
+        with contextlib.suppress(psutil.Error):  # gone meanwhile
+            return process.status() != psutil.STATUS_ZOMBIE
+        return False
+
+    deadline = time.monotonic() + timeout_s
+    while (left := [p for p in processes if running(p)]) and time.monotonic() < deadline:
+        psutil.wait_procs(left, timeout=0.2)  # back at once when they end, not when reaped
+    described = []
+    for process in left:
+        with contextlib.suppress(psutil.Error):
+            described.append(" ".join(process.cmdline()[1:3]))
+    return described

@@ -21,6 +21,7 @@ import pytest
 
 from embedded.demo import report_pdf
 from pagefleet.aws import FAKE_CREDENTIALS
+from tests.conftest import outlived
 
 
 def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
@@ -221,8 +222,7 @@ def test_a_killed_up_leaves_no_process_behind(moto_server, settings, tmp_path: P
         children = psutil.Process(proc.pid).children(recursive=True)
         proc.kill()
         proc.wait()
-        _, alive = psutil.wait_procs(children, timeout=60)
-        assert [" ".join(p.cmdline()[1:3]) for p in alive] == []
+        assert outlived(children, 60) == []
     finally:
         proc.kill()
         proc.communicate()
@@ -257,8 +257,7 @@ def test_a_terminated_run_leaves_no_process_behind(tmp_path: Path) -> None:
         children = psutil.Process(proc.pid).children(recursive=True)
         proc.terminate()
         proc.wait()
-        _, alive = psutil.wait_procs(children, timeout=10)
-        assert alive == []
+        assert outlived(children, 10) == []
     finally:
         proc.kill()
         proc.wait()

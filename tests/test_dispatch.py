@@ -21,6 +21,7 @@ from embedded.environment import Environment, InvocationError
 from embedded.logs import LogRouter
 from embedded.provision import create_stack
 from pagefleet.settings import Settings
+from tests.conftest import outlived
 
 INVOCATIONS = 0  # module state, one environment's own when run there
 
@@ -246,8 +247,7 @@ def test_an_environment_ends_with_the_process_that_started_it_mid_invocation() -
         assert environment in children
         stack.kill()
         stack.wait()
-        _, alive = psutil.wait_procs(children, timeout=10)
-        assert [" ".join(p.cmdline()[1:3]) for p in alive] == []
+        assert outlived(children, 10) == []
     finally:
         stack.kill()
         for child in children:  # what outlived the stack, should this fail
