@@ -30,9 +30,10 @@ up: $(STAMP)
 	$(VENV)/bin/pagefleet up $(if $(WORKERS),--workers $(WORKERS))
 
 # One test file per process (a file's module fixtures, such as the corpus run or the moto apply,
-# are made once). One process more than cores: the moto apply and the image's pip replay spend
-# minutes waiting, and a core would sit idle beside them (2 cores: 338 s with 2, 252 s with 3).
-TEST_PROCESSES ?= $(shell echo $$(( $$(nproc) + 1 )))
+# are made once). Two processes more than cores: the moto apply, the image's pip replay and the
+# tests that wait out a lease or a drain spend much of their time waiting, and a core would sit
+# idle beside them (a fresh clone on 2 cores, 2026-12-02: 316 s with 3, 280 s with 4).
+TEST_PROCESSES ?= $(shell echo $$(( $$(nproc) + 2 )))
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -n $(TEST_PROCESSES) --dist loadfile
