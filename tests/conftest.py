@@ -22,22 +22,22 @@ from pagefleet.submission import await_records
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 _names = itertools.count()
 
-# The files that take longest, longest first (wall seconds per file in a whole `make test` on
-# 2 cores: the moto apply ~130, most of it waiting on the provider; test_worker ~140 over many
-# tests; test_pipeline ~115; the corpus ~95; the image's pip replay ~90, mostly waiting on
-# PyPI; test_supervisor ~70; test_terraform ~60; test_cli ~60; test_bench ~55). `make test`
-# hands files to its processes in this order, so none is left running one of these alone at
-# the end.
+# The files that take longest, longest first (wall seconds per file in a fresh clone's
+# `make test` on 2 cores, 2026-12-02: test_worker 131 over many tests; the moto apply 125, much
+# of it waiting on the provider; test_cli 82; the image's pip replay 79, mostly waiting on
+# PyPI; test_terraform 76; test_pipeline 73; the corpus 67; test_supervisor 44; test_cli_operate
+# 39). `make test` hands files to its processes in this order, so none is left running one of
+# these alone at the end; the moto apply goes first, its waits filled by the others.
 LONGEST_FIRST = (
     "test_terraform_apply.py",
     "test_worker.py",
+    "test_cli.py",
+    "test_runner_image.py",
+    "test_terraform.py",
     "test_pipeline.py",
     "test_corpus.py",
-    "test_runner_image.py",
     "test_supervisor.py",
-    "test_terraform.py",
-    "test_cli.py",
-    "test_bench.py",
+    "test_cli_operate.py",
 )
 
 
