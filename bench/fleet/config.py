@@ -6,13 +6,16 @@ say so; each is a parameter (``FleetConfig`` field, or ``scripts/fleet-sim --set
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bench.fleet.prices import Prices
 from pagefleet import stack
 from pagefleet.scaling import ScalingPolicy, default_policy
 from pagefleet.settings import Settings
+from runner.worker_plan import MARKER_SERVER_CORES
 
 # marker-pdf 2.0.0, balanced mode: 2.9 pages/s on one B200 with a single stream using about
 # 30% of the GPU (marker's published benchmark), so about 9.7 pages/s saturated. Its benchmark
@@ -34,6 +37,7 @@ class GpuProfile(BaseModel):
     instance_type: str
     gpu: str
     bandwidth_gbs: float
+    vcpus: int = Field(description="vCPUs of the instance type (EC2 instance specifications).")
     on_demand_per_h: float = Field(description="us-east-1 Linux on-demand list price, $/h.")
     spot_per_h: float = Field(description="Spot price, $/h (varies by zone and hour).")
     single_stream_share: float = Field(
@@ -51,10 +55,12 @@ class GpuProfile(BaseModel):
 
 
 # On-demand: AWS list prices (us-east-1, Linux). Spot: assumed 40% of on-demand (a typical
-# discount for these families; pass --set spot_per_h=... for a quoted price).
+# discount for these families; pass --set spot_per_h=... for a quoted price). vCPUs: the EC2
+# accelerated computing instance specifications; every default type is an xlarge with 4.
 GPUS: dict[str, GpuProfile] = {
     "g6.xlarge": GpuProfile(
         instance_type="g6.xlarge",
+        vcpus=4,
         gpu="L4",
         bandwidth_gbs=300,
         on_demand_per_h=0.8048,
@@ -62,6 +68,7 @@ GPUS: dict[str, GpuProfile] = {
     ),
     "g5.xlarge": GpuProfile(
         instance_type="g5.xlarge",
+        vcpus=4,
         gpu="A10G",
         bandwidth_gbs=600,
         on_demand_per_h=1.006,
@@ -69,6 +76,7 @@ GPUS: dict[str, GpuProfile] = {
     ),
     "g6e.xlarge": GpuProfile(
         instance_type="g6e.xlarge",
+        vcpus=4,
         gpu="L40S",
         bandwidth_gbs=864,
         on_demand_per_h=1.861,
@@ -98,6 +106,11 @@ class FleetConfig(BaseModel):
     ocr_page_s: float | None = None
     chunk_overhead_s: float = Field(
         0.5, description="Per chunk outside conversion: receive, chunk PDF, result upload."
+    )
+    # marker 2.x's workers are CPU clients of the GPU's model servers (runner/worker_plan.py):
+    # per page they open the PDF, extract the text layer, render page images and post-process.
+    worker_cpu_s_per_page: float = Field(
+        0.5, ge=0, description="CPU seconds of a worker's own work per page (not measured)."
     )
 
     # Queues (pagefleet/stack.py, pagefleet/settings.py).
@@ -132,6 +145,9 @@ class FleetConfig(BaseModel):
 
     # CloudWatch: one-minute periods, published about a minute late.
     metric_delay_s: float = 60.0
+
+    # What the rest of the deployment costs (bench/fleet/prices.py).
+    prices: Prices = Field(default_factory=Prices)
 
     # A static, warm fleet (the embedded stack): this many tasks from the start, no scaling.
     fixed_tasks: int = Field(0, ge=0)
@@ -198,6 +214,20 @@ class FleetConfig(BaseModel):
         return text, ocr
 
     @property
+    def worker_cores(self) -> int:
+        """The cores the workers share: the instance's vCPUs less those runner/worker_plan.py
+        leaves to the model servers' CPU side."""
+        return max(1, self.gpu.vcpus - MARKER_SERVER_CORES)
+
+    def page_rates(self) -> dict[str, float]:
+        """Pages per second of one task with every worker busy: the GPU's (text, OCR) and the
+        workers' CPU's, each worker on at most one core."""
+        text, ocr = self.page_s
+        cores = min(self.workers_per_task, self.worker_cores)
+        cpu = cores / self.worker_cpu_s_per_page if self.worker_cpu_s_per_page else math.inf
+        return {"gpu_text": 1 / text, "gpu_ocr": 1 / ocr, "cpu": cpu}
+
+    @property
     def share(self) -> float:
         return self.stream_share if self.stream_share is not None else self.gpu.single_stream_share
 
@@ -209,14 +239,25 @@ class FleetConfig(BaseModel):
         text, ocr = self.page_s
         return pages * ((1 - scanned_share) * text + scanned_share * ocr)
 
+    def chunk_cpu_s(self, pages: int, page_s: float | None = None) -> float:
+        """Seconds of all the workers' cores to convert ``pages`` pages; none beside a measured
+        ``page_s``, which already holds the worker's CPU time."""
+        if page_s is not None:
+            return 0.0
+        return pages * self.worker_cpu_s_per_page / self.worker_cores
+
 
 # Every input the simulator estimates rather than reads from the deployed code, with where the
 # number comes from; the report lists them beside their values.
 ESTIMATES: dict[str, str] = {
     "gpu": "marker's published B200 benchmark scaled by memory bandwidth (NVIDIA datasheets); "
-    "AWS us-east-1 on-demand list prices; Spot assumed 40% of on-demand",
+    "AWS us-east-1 on-demand list prices; Spot assumed 40% of on-demand; vCPUs from the EC2 "
+    "instance specifications",
     "text_page_s": "None: from the GPU profile, TEXT_OVER_OCR from Datalab's inference-mirror",
     "chunk_overhead_s": "estimate: receive, chunk PDF download, result upload",
+    "worker_cpu_s_per_page": "estimate pending issue 28's measurement: marker's client work per "
+    "page (PDF open, pdftext, page images, post-processing) on one core; the workers share the "
+    "vCPUs less runner/worker_plan.py's MARKER_SERVER_CORES (2)",
     "notification_delay_s": "estimate of S3 event -> SQS delivery",
     "split_per_page_s": "embedded stack bench: 0.2 s for 400 pages",
     "assemble_per_page_s": "embedded stack bench: 0.53 s for 400 pages",

@@ -67,6 +67,7 @@ class Chunk:
     index: int
     pages: int
     work_s: float  # seconds of the whole GPU
+    cpu_s: float = 0.0  # seconds of all the task's worker cores
     estimated_s: float = 0.0  # the splitter's estimate, in the policy's unit
     poison: bool = False
     conversions: int = 0  # conversions that wrote a result
@@ -164,7 +165,8 @@ class Task:
     instance: Instance | None = None
     running_s: float | None = None
     stopped_s: float | None = None
-    device: Device | None = None
+    device: Device | None = None  # the GPU
+    cpu: Device | None = None  # the cores the workers share
     workers: list[simpy.Process] = field(default_factory=list)
     held: dict[int, tuple[Message, int, float]] = field(default_factory=dict)  # worker -> lease
     idle_since_s: float = 0.0
@@ -176,6 +178,22 @@ class Task:
 
     def protected(self, now: float, idle_s: float) -> bool:
         return bool(self.held) or now - self.idle_since_s < idle_s
+
+    def convert(self, chunk: Chunk) -> tuple[simpy.Event, simpy.Event]:
+        """A chunk's GPU and CPU work side by side: a worker renders and post-processes pages
+        while the GPU reads earlier ones, so a chunk takes the longer of the two and a busy
+        task converts at the lower of the GPU's and the cores' rates."""
+        assert self.device is not None and self.cpu is not None
+        return self.device.run(chunk.work_s), self.cpu.run(chunk.cpu_s)
+
+    def cancel(self, conversion: tuple[simpy.Event, simpy.Event]) -> None:
+        assert self.device is not None and self.cpu is not None
+        self.device.cancel(conversion[0])
+        self.cpu.cancel(conversion[1])
+
+    def equip(self, env: simpy.Environment, config: FleetConfig) -> None:
+        self.device = Device(env, config.share)
+        self.cpu = Device(env, 1 / config.worker_cores)
 
 
 class Fleet:
@@ -199,6 +217,7 @@ class Fleet:
         self.samples: list[dict[str, float]] = []
         self.actions: list[tuple[float, str, int, int]] = []  # (time, policy, from, to)
         self.pages_done = 0
+        self.worker_busy_s = 0.0  # worker-seconds holding a chunk
         self.chunks_failed = 0
         self.excess_launches = 0
         self.task_crashes = 0
@@ -246,7 +265,7 @@ class Fleet:
             self.tasks.append(task)
             task.state, task.running_s = "running", 0.0
             self.running.add(1)
-            task.device = Device(self.env, self.config.share)
+            task.equip(self.env, self.config)
             task.workers = [
                 self.env.process(self._worker(task, w)) for w in range(self.config.workers_per_task)
             ]
@@ -282,6 +301,7 @@ class Fleet:
                 index=spec.index,
                 pages=spec.pages,
                 work_s=cfg.chunk_work_s(spec.pages, scanned / spec.pages, job.doc.page_s),
+                cpu_s=cfg.chunk_cpu_s(spec.pages, job.doc.page_s),
                 estimated_s=spec.estimated_s or 0.0,
                 poison=self.rng.random() < cfg.poison_chunk_share,
             )
@@ -427,7 +447,7 @@ class Fleet:
             yield self.env.timeout(cfg.model_start_s)
         except simpy.Interrupt:
             return
-        task.device = Device(self.env, cfg.share)
+        task.equip(self.env, cfg)
         task.idle_since_s = self.env.now
         task.workers = [
             self.env.process(self._worker(task, w)) for w in range(cfg.workers_per_task)
@@ -481,8 +501,9 @@ class Fleet:
         if task.state == "stopped":
             return
         task.state, task.stopped_s = "stopped", self.env.now
-        if task.device is not None:
-            task.device.stop()
+        for device in (task.device, task.cpu):
+            if device is not None:
+                device.stop()
         instance = task.instance
         if instance is not None and instance.task is task:
             instance.task = None
@@ -533,8 +554,6 @@ class Fleet:
 
     def _worker(self, task: Task, slot: int) -> Proc:
         cfg, queue = self.config, self.chunks
-        assert task.device is not None
-        device = task.device
         while task.state == "running":
             receive = queue.receive()
             try:
@@ -553,12 +572,13 @@ class Fleet:
             chunk: Chunk = message.body
             receipt = message.receipt
             task.held[slot] = (message, receipt, self.env.now)
-            converting: simpy.Event | None = None
+            received_s = self.env.now
+            converting: tuple[simpy.Event, simpy.Event] | None = None
             phase = "download"
             try:
                 yield self.env.timeout(cfg.chunk_overhead_s / 2)
-                phase, converting = "convert", device.run(chunk.work_s)
-                yield converting
+                phase, converting = "convert", task.convert(chunk)
+                yield self.env.all_of(converting)
                 phase = "upload"
                 yield self.env.timeout(cfg.chunk_overhead_s / 2)
             except simpy.Interrupt as stop:
@@ -566,23 +586,25 @@ class Fleet:
                 if cause == "drain":  # finish the chunk in hand within the drain deadline
                     try:
                         if phase == "download":
-                            phase, converting = "convert", device.run(chunk.work_s)
+                            phase, converting = "convert", task.convert(chunk)
                         if phase == "convert" and converting is not None:
-                            yield converting
+                            yield self.env.all_of(converting)
                             phase = "upload"
                         yield self.env.timeout(cfg.chunk_overhead_s / 2)
                         cause = None
                     except simpy.Interrupt as late:
                         cause = late.cause
                 if cause in ("release", "kill"):
+                    self.worker_busy_s += self.env.now - received_s
                     if phase == "convert" and converting is not None:
-                        device.cancel(converting)
+                        task.cancel(converting)
                     if cause == "release":
                         task.held.pop(slot, None)
                         queue.resend(message, receipt)
                     return  # killed: _kill already ended the lease
             task.held.pop(slot, None)
             task.idle_since_s = self.env.now
+            self.worker_busy_s += self.env.now - received_s
             if chunk.poison and message.receive_count < cfg.max_attempts:
                 queue.release(message, receipt)  # the runner's retry: visibility 0
                 continue

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from bench.fleet.model import Fleet
+from bench.fleet.prices import non_gpu
 from bench.paths import ROOT
 
 # What a report's numbers follow from: the model and the deployed code it runs. A committed
@@ -19,6 +20,7 @@ INPUTS = (
     "pagefleet/scaling.py",
     "pagefleet/settings.py",
     "pagefleet/stack.py",
+    "runner/worker_plan.py",
     "terraform/stack.json",
 )
 
@@ -119,6 +121,8 @@ def summarize(fleet: Fleet) -> dict[str, Any]:
         "cost": dollars(cfg.price_per_h),
         "cost_on_demand": dollars(cfg.gpu.on_demand_per_h),
         "cost_spot": dollars(cfg.gpu.spot_per_h),
+        # Kept apart from "cost", the GPU instances', so that one stays comparable.
+        "non_gpu_cost": non_gpu(fleet, cfg.prices),
     }
 
 
