@@ -79,6 +79,38 @@ def test_two_workers_sharing_a_whole_device_are_processor_sharing() -> None:
     assert _latencies(fleet) == [2, 2, 3]
 
 
+def _unmeasured(count: int) -> Workload:
+    """``count`` 16-page text documents at t=0 without a measured page time: the GPU's and the
+    workers' CPU rates apply."""
+    docs = tuple(Document(arrival_s=0.0, pages=16) for _ in range(count))
+    return Workload(name="t", description="", documents=docs)
+
+
+def test_three_workers_on_a_4_vcpu_instance_are_bound_by_its_two_worker_cores() -> None:
+    # g6.xlarge: 4 vCPUs less the model servers' 2 leave 2 cores to 3 workers. At 1 CPU-s a
+    # page and a near-instant GPU, six 16-page chunks (96 CPU-s) take 96 / 2 = 48 s.
+    config = _warm(workers=3, share=1.0, text_page_s=0.001, worker_cpu_s_per_page=1.0)
+    assert config.page_rates()["cpu"] == 2.0
+    fleet = Fleet(config, _unmeasured(6), seed=0).run()
+    assert max(j.recorded_at_s or 0 for j in fleet.jobs) == pytest.approx(48)
+    assert cli.cpu_bound(config)["text_bound_by"] == "cpu"
+    # The estimate on the default instance: the GPU sets the pace.
+    assert cli.cpu_bound(FleetConfig())["text_bound_by"] == "gpu"
+
+
+def test_without_the_s3_endpoint_chunks_results_and_images_pay_nat_processing() -> None:
+    fleet = Fleet(_warm(workers=1, share=1.0), _unmeasured(1), seed=0).run()
+    cost, p = summarize(fleet)["non_gpu_cost"], fleet.config.prices
+    through_s3 = 16 * (p.pdf_bytes_per_page + p.result_bytes_per_page) / 1e9 + p.image_gb
+    assert cost["s3_endpoint"]["nat_gb"] == p.model_gb
+    assert cost["nat_only"]["total"] - cost["s3_endpoint"]["total"] == pytest.approx(
+        through_s3 * p.nat_per_gb, abs=2e-4
+    )
+    assert {k: v for k, v in cost["nat_only"]["items"].items() if k != "nat_processing"} == {
+        k: v for k, v in cost["s3_endpoint"]["items"].items() if k != "nat_processing"
+    }
+
+
 def test_the_splitter_plans_as_the_deployed_splitter_does() -> None:
     """The chunks are pagefleet.planning's for the settings Terraform gives the splitter: a
     33-page text document, measured by the real measure_pages, planned by plan_by_cost."""

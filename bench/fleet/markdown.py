@@ -320,6 +320,7 @@ def render_study(doc: dict[str, Any]) -> str:
                 f"| {lat['p50']} | {lat['p95']} | {lat['p99']} | {r['tasks_started']} "
                 f"| {r['task_launches_beyond_backlog']} |"
             )
+    lines += _cpu_section(doc) + _non_gpu_section(doc)
     lines += ["", "Scenarios (FleetConfig overrides, seeded):", ""]
     lines += [f"- `{name}`: `{o}`" for name, o in doc["scenarios"].items()]
     lines += ["", "## Estimated inputs", "", "| input | value | source |", "|---|---|---|"]
@@ -329,8 +330,99 @@ def render_study(doc: dict[str, Any]) -> str:
     lines += [
         "",
         f"GPU rates derived from them: {doc['gpu_rates']['text_pages_per_s']} text or "
-        f"{doc['gpu_rates']['ocr_pages_per_s']} OCR pages/s per saturated GPU. Not modelled: "
-        "the workers' CPU beside the GPU, NAT and other non-GPU costs.",
+        f"{doc['gpu_rates']['ocr_pages_per_s']} OCR pages/s per saturated GPU. The prices and "
+        "usage estimates of the non-GPU costs are listed with their sources above.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _cpu_section(doc: dict[str, Any]) -> list[str]:
+    """Which of the GPU and the workers' cores sets a task's pace, per instance type."""
+    lines = [
+        "",
+        "## The workers' CPU beside the GPU",
+        "",
+        "marker's workers are CPU clients of the GPU's model servers: each page costs "
+        "`worker_cpu_s_per_page` of one core (an estimate until issue 28 measures it), on the "
+        "vCPUs less the two runner/worker_plan.py leaves to the servers, each worker on at most "
+        "one core. A chunk's GPU and CPU work overlap, so a busy task converts at the lower of "
+        "the two rates.",
+        "",
+        "| instance | vCPUs | W | worker cores | CPU s/page | CPU pages/s | GPU text / OCR pages/s"
+        " | text pages bound by | OCR pages bound by | text pages CPU-bound above CPU s/page |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in doc["cpu_bound"]:
+        rate = c["pages_per_s"]
+        lines.append(
+            f"| {c['instance_type']} | {c['vcpus']} | {c['workers']} | {c['worker_cores']} "
+            f"| {c['worker_cpu_s_per_page']} | {rate['cpu']} | {rate['gpu_text']} / "
+            f"{rate['gpu_ocr']} | {c['text_bound_by']} | {c['ocr_bound_by']} "
+            f"| {c['text_cpu_bound_above_s_per_page']} |"
+        )
+    lines += [
+        "",
+        "The steady workload on the default instance with the estimate and with four times it "
+        "(scenario `cpu-heavy`):",
+        "",
+        "| scenario | p50 s | p95 s | p99 s | GPU-h (busy) | tasks started | $/1000 pages |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["runs"]:
+        if r["workload"] == "steady" and r["deployment"] == "after":
+            if r["scenario"] not in ("none", "cpu-heavy"):
+                continue
+            lat = r["latency_s"]
+            lines.append(
+                f"| {r['scenario']} | {lat['p50']} | {lat['p95']} | {lat['p99']} "
+                f"| {r['gpu_hours']} ({r['gpu_busy_hours']}) | {r['tasks_started']} "
+                f"| {_money(r['cost']['per_1000_pages'])} |"
+            )
+    return lines
+
+
+def _non_gpu_section(doc: dict[str, Any]) -> list[str]:
+    """The deployment's other costs, apart from the GPU's, with and without the endpoint."""
+    lines = [
+        "",
+        "## Non-GPU costs",
+        "",
+        "Per 1,000 pages, beside the GPU instances' (the `$/1000 pages` above, unchanged): NAT "
+        "gateway hours and data processed, Lambda requests and GB-seconds, SQS and S3 requests, "
+        "CloudWatch alarms and metrics. The fixed items (NAT hours, CloudWatch) are billed for "
+        "the run's simulated time, so a workload that leaves the deployment idle carries them "
+        "alone. With an S3 gateway endpoint (the root module's runner subnets ask for one, "
+        "terraform/examples/complete-vpc creates it) chunk PDFs, results and ECR's image layers "
+        "bypass the NAT gateway; without it they go through it. The model download goes "
+        "through it in both.",
+        "",
+        "| workload | GPU $/1000 | non-GPU $/1000, endpoint | non-GPU $/1000, NAT only "
+        "| NAT GB, endpoint / NAT only | the largest items (NAT only) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in doc["runs"]:
+        if r["scenario"] != "none" or r["deployment"] != "after":
+            continue
+        cost = r["non_gpu_cost"]
+        items = sorted(cost["nat_only"]["items"].items(), key=lambda kv: -kv[1])[:3]
+        lines.append(
+            f"| {r['workload']} | {_money(r['cost']['per_1000_pages'])} "
+            f"| {_money(cost['s3_endpoint']['per_1000_pages'])} "
+            f"| {_money(cost['nat_only']['per_1000_pages'])} "
+            f"| {cost['s3_endpoint']['nat_gb']} / {cost['nat_only']['nat_gb']} "
+            f"| {', '.join(f'{k} ${v:,.2f}' for k, v in items)} |"
+        )
+    prices = doc["prices"]
+    lines += [
+        "",
+        f"Prices and usage estimates (AWS list prices, us-east-1, read {prices['read']}; free "
+        "tiers left out, as they are per account):",
+        "",
+        "| input | value | source |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| `{name}` | `{f['value']:g}` | {f['source']} |" for name, f in prices["fields"].items()
+    ]
+    return lines

@@ -6,10 +6,11 @@ free tiers left out: they are per account, not per deployment). The volumes each
 and from the usage estimates below where it does not; each says which it is.
 
 Two networks: the runners' private subnets reach S3 through the NAT gateway, or through an S3
-gateway endpoint (the root module's and terraform/examples/complete-vpc's), which is free and
-carries chunk PDFs, results and ECR's image layers (ECR keeps them in S3) past the NAT gateway.
-The NAT gateway is there in both: the vLLM sidecar downloads its model from Hugging Face on an
-instance's first task (terraform/variables.tf, runner_subnet_ids).
+gateway endpoint (terraform/variables.tf asks for one beside the runner subnets,
+terraform/examples/complete-vpc creates it), which is free and carries chunk PDFs, results and
+ECR's image layers (ECR keeps them in S3) past the NAT gateway. The NAT gateway is there in
+both: the vLLM sidecar downloads its model from Hugging Face on an instance's first task
+(terraform/variables.tf, runner_subnet_ids).
 """
 
 from __future__ import annotations
