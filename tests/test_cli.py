@@ -166,6 +166,11 @@ def test_up_on_an_endpoint_logs_a_killed_worker_and_drains_on_sigterm(
         "PAGEFLEET_ENDPOINT_URL": moto_server.url,
         "PAGEFLEET_BUCKET": settings.bucket,
         "PAGEFLEET_QUEUE_PREFIX": settings.queue_prefix,
+        # The killed worker's last long poll goes on without it, on the server as on SQS, and
+        # takes the chunk if it lands meanwhile: in flight, to no one, until its lease ends. A
+        # short lease brings it back within the drain, for the worker that is left.
+        "PAGEFLEET_VISIBILITY_TIMEOUT_S": "10",
+        "PAGEFLEET_HEARTBEAT_S": "2",
     }
     log = tmp_path / "up.log"
     proc = _up("--workers", "2", "--log-file", str(log), env=env, stderr=tmp_path / "stderr")
