@@ -534,8 +534,15 @@ def test_every_function_and_the_runner_under_its_own_terraform_role(
         upload(bucket, "as roles", report.read_bytes())
         assert wait_for_record(bucket, "as roles").status == "done"
 
-        # The chunks DLQ: a chunk of a job that never converted it.
-        dead = _job(bucket, "dead chunk")
+        # What the three DLQs hold, written first: the writes made with the bucket's
+        # notifications off come before any message is sent, since a handler's write that
+        # landed while they were off would never be announced (the dead chunk's result was,
+        # once, and its job never ended).
+        dead = _job(bucket, "dead chunk")  # a chunk of a job that never converted it
+        poisoned = _job(bucket, "dead completion")  # a job whose result no completion can read
+        result = keys.chunk_result(poisoned.job_id, 0)
+        _without_notifications(local, lambda: bucket.put(result, b"unreadable"))
+        event = _dead_upload_event(local, bucket, "dead upload", report.read_bytes())
         message = ChunkMessage(
             job_id=dead.job_id,
             bucket=bucket.name,
@@ -546,19 +553,16 @@ def test_every_function_and_the_runner_under_its_own_terraform_role(
         stack.sqs.send_message(
             QueueUrl=stack.dlq_urls["chunks"], MessageBody=message.model_dump_json()
         )
-        # The completion DLQ: a job whose result no completion can read.
-        poisoned = _job(bucket, "dead completion")
-        result = keys.chunk_result(poisoned.job_id, 0)
-        _without_notifications(local, lambda: bucket.put(result, b"unreadable"))
         stack.sqs.send_message(
             QueueUrl=stack.dlq_urls["completion"],
             MessageBody=_result_event(bucket.name, result),
         )
-        # The ingest DLQ: an upload the splitter failed on.
-        event = _dead_upload_event(local, bucket, "dead upload", report.read_bytes())
+        # The upload the splitter failed on.
         stack.sqs.send_message(QueueUrl=stack.dlq_urls["ingest"], MessageBody=event)
 
-        records = await_records(bucket, ["dead chunk", "dead completion", "dead upload"])
+        records = await_records(
+            bucket, ["dead chunk", "dead completion", "dead upload"], timeout_s=120
+        )
     assert {rel: r.status for rel, r in records.items()} == dict.fromkeys(records, "failed")
     assert all(r.error is not None for r in records.values())
     assert double.denials() == []
