@@ -52,9 +52,7 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
     except Exception as exc:  # a model server that never came up, say: the worker says why
         conn.send(("not_started", f"{type(exc).__name__}: {exc}"))
         return
-    # Only marker's converter has model servers to restart.
-    restarted = list(getattr(converter, "servers_restarted", ()))
-    conn.send(("ready", converter.name, converter.version, restarted))
+    conn.send(("ready", converter.name, converter.version, list(converter.servers_restarted)))
     while True:
         try:
             pdf_path, first_page, assets_dir = conn.recv()

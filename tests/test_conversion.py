@@ -51,6 +51,7 @@ def test_the_child_s_bytes_are_the_result_s_pages(tmp_path: Path) -> None:
 class _FailingConverter:
     name = "marker"
     version = "2.0.0"
+    servers_restarted = ()
 
     def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[object]:
         raise PagefleetError(ErrorCode.INFERENCE_FAILED, "page 12: layout x1")

@@ -18,6 +18,9 @@ __all__ = ["ASSET_LINK_PREFIX", "Converter"]
 class Converter(Protocol):
     name: str
     version: str
+    # The model servers found hung and restarted as it was built (the conversion process tells
+    # the worker, which converts a chunk that timed out on one again); empty where it has none.
+    servers_restarted: tuple[str, ...]
 
     def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
         """Convert every page of ``pdf_path``; its first page is ``first_page`` of the document.

@@ -86,6 +86,7 @@ class TextLayerConverter:
 
     name = NAME
     version = VERSION
+    servers_restarted: tuple[str, ...] = ()  # no model servers
 
     def __init__(self, settings: Settings) -> None:
         self.ocr: OcrMode = settings.ocr
