@@ -80,6 +80,16 @@ def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.3f}"
 
 
+def _targets_table(targets: list[dict[str, Any]]) -> list[str]:
+    return [
+        "## Targets",
+        "",
+        "| target | value | met |",
+        "|---|---|---|",
+        *(f"| {t['name']} | `{t['value']}` | {'yes' if t['met'] else '**no**'} |" for t in targets),
+    ]
+
+
 def render(doc: dict[str, Any]) -> str:
     cfg = doc["config"]
     lines = [
@@ -95,13 +105,8 @@ def render(doc: dict[str, Any]) -> str:
         f"{doc['gpu_rates']['ocr_pages_per_s']} OCR pages/s per saturated GPU "
         "(bench/fleet/config.py says where each number comes from; none was measured on a GPU).",
         "",
-        "## Targets",
-        "",
-        "| target | value | met |",
-        "|---|---|---|",
+        *_targets_table(doc["targets"]),
     ]
-    for t in doc["targets"]:
-        lines.append(f"| {t['name']} | `{t['value']}` | {'yes' if t['met'] else '**no**'} |")
     lines += [
         "",
         "## Runs",
@@ -263,14 +268,7 @@ def render_study(doc: dict[str, Any]) -> str:
         f'exported to Terraform. Deployed policy: **{doc["default_policy"]}**; "before" is '
         f"the deployment before issue 25: `{doc['before']}` with policy `running-gate`.",
         "",
-        "## Targets",
-        "",
-        "| target | value | met |",
-        "|---|---|---|",
-    ]
-    lines += [
-        f"| {t['name']} | `{t['value']}` | {'yes' if t['met'] else '**no**'} |"
-        for t in doc["targets"]
+        *_targets_table(doc["targets"]),
     ]
     lines += [
         "",
