@@ -244,8 +244,11 @@ def test_a_full_run_against_the_stand_ins(stand_ins: dict[str, str], tmp_path: P
     with zipfile.ZipFile(tmp_path / "wheels" / "smoke_probe-1.0-py3-none-any.whl", "w") as wheel:
         wheel.writestr("smoke_probe/__init__.py", "")
         wheel.writestr("smoke_probe-1.0.dist-info/METADATA", "Name: smoke-probe\nVersion: 1.0\n")
+    # report_once() reads each worker's pages over the half second between a quarter and three
+    # quarters into the last run: long enough for every one of 8 stand-ins to be scheduled on
+    # a busy machine (at 0.3 s runs, a 0.15 s window once saw one worker do nothing).
     result = subprocess.run(
-        smoke_command(tmp_path, seconds=0.3),
+        smoke_command(tmp_path, seconds=1.0),
         env=stand_ins,
         capture_output=True,
         text=True,
