@@ -115,6 +115,7 @@ SERVICE_OF_TYPE_PREFIX = {
     "aws_appautoscaling_": "applicationautoscaling",
     "aws_autoscaling_": "autoscaling",
     "aws_budgets_": "budgets",
+    "aws_ce_": "ce",
     "aws_cloudwatch_dashboard": "cloudwatch",
     "aws_cloudwatch_event_": "events",
     "aws_cloudwatch_log_": "cloudwatchlogs",
