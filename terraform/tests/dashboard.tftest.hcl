@@ -186,6 +186,24 @@ run "cost_anomalies_that_mail_no_one_refused" {
   expect_failures = [var.cost_anomaly_emails]
 }
 
+run "a_threshold_of_no_dollars_and_a_monitor_by_name_refused" {
+  command = plan
+
+  module {
+    source = "./modules/dashboard"
+  }
+
+  # Two validations of their own, in one plan (cost_anomaly_emails', which reads the threshold,
+  # cannot be judged beside a threshold refused: it has its own runs).
+  variables {
+    cost_anomaly_threshold_usd = 0
+    cost_anomaly_monitor_arn   = "Default-Services-Monitor"
+    cost_anomaly_emails        = ["ops@example.com"]
+  }
+
+  expect_failures = [var.cost_anomaly_threshold_usd, var.cost_anomaly_monitor_arn]
+}
+
 run "cost_anomalies_to_more_than_ten_addresses_refused" {
   command = plan
 
@@ -199,35 +217,4 @@ run "cost_anomalies_to_more_than_ten_addresses_refused" {
   }
 
   expect_failures = [var.cost_anomaly_emails]
-}
-
-run "a_monitor_arn_that_is_none_refused" {
-  command = plan
-
-  module {
-    source = "./modules/dashboard"
-  }
-
-  variables {
-    cost_anomaly_threshold_usd = 50
-    cost_anomaly_monitor_arn   = "Default-Services-Monitor"
-    cost_anomaly_emails        = ["ops@example.com"]
-  }
-
-  expect_failures = [var.cost_anomaly_monitor_arn]
-}
-
-run "a_threshold_of_zero_refused" {
-  command = plan
-
-  module {
-    source = "./modules/dashboard"
-  }
-
-  variables {
-    cost_anomaly_threshold_usd = 0
-    cost_anomaly_emails        = ["ops@example.com"]
-  }
-
-  expect_failures = [var.cost_anomaly_threshold_usd]
 }

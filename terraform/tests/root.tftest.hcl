@@ -412,16 +412,24 @@ run "a_lease_of_two_heartbeats_plans" {
   }
 }
 
-run "alarm_emails_make_a_topic" {
+run "alarm_emails_make_a_topic_and_hear_the_cost_anomalies" {
   command = plan
 
   variables {
-    alarm_emails = ["ops@example.com"]
+    alarm_emails               = ["ops@example.com"]
+    cost_anomaly_threshold_usd = 50
+    cost_anomaly_monitor_arn   = "arn:aws:ce::123456789012:anomalymonitor/0a1b2c3d-default"
   }
 
   assert {
     condition     = output.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:pagefleet-alarms"
     error_message = "an alarm address creates the alarm topic"
+  }
+
+  assert {
+    # Planned at all: the dashboard module refuses a threshold that mails no one.
+    condition     = output.cost_anomaly_monitor_arn == var.cost_anomaly_monitor_arn
+    error_message = "the daily anomaly summary reads the monitor brought, mailed to alarm_emails when neither cost_anomaly_emails nor budget_emails is set"
   }
 }
 
@@ -446,19 +454,4 @@ run "a_kms_alias_refused" {
   }
 
   expect_failures = [var.kms_key_arn]
-}
-
-run "cost_anomalies_mail_the_alarm_addresses" {
-  command = plan
-
-  variables {
-    alarm_emails               = ["ops@example.com"]
-    cost_anomaly_threshold_usd = 50
-    cost_anomaly_monitor_arn   = "arn:aws:ce::123456789012:anomalymonitor/0a1b2c3d-default"
-  }
-
-  assert {
-    condition     = output.cost_anomaly_monitor_arn == var.cost_anomaly_monitor_arn
-    error_message = "the daily anomaly summary reads the monitor brought, mailed to alarm_emails when neither cost_anomaly_emails nor budget_emails is set"
-  }
 }
