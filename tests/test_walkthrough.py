@@ -286,7 +286,7 @@ def test_every_aws_cli_operation_and_parameter_exists() -> None:
 
 
 def test_every_file_the_walkthrough_writes_is_out_of_the_image_build_s_way() -> None:
-    """Issue 26, finding 4: the backend file at the repository root blocked the image build."""
+    """A backend settings file written at the repository root once blocked the image build."""
     assert "':!terraform'" in (ROOT / "docker" / "push_image.sh").read_text()
     for name, walkthrough in WALKED.items():
         assert walkthrough.written, name
