@@ -33,7 +33,11 @@ from tests.terraform_support import ROOT, TF_DIR
 WALKTHROUGHS = {
     "README.md": ("## Deploying to AWS", "\n## Layout"),
     "terraform/README.md": ("## From an empty account", "\n## The variables that matter"),
+    "terraform/examples/README.md": ("Run one from the repository root", None),
 }
+
+# The two that go from an empty account to the teardown; the examples' start from step 6.
+COST_WALKTHROUGHS = ("README.md", "terraform/README.md")
 
 # Variables the walkthrough names before the branch that adds them is merged. Strict: once the
 # variable is in terraform/variables.tf its case passes and fails the run, so the entry goes.
@@ -57,9 +61,10 @@ class Walkthrough:
     variables: list[str] = field(default_factory=list)
 
 
-def section(text: str, opens: str, closes: str) -> str:
+def section(text: str, opens: str, closes: str | None) -> str:
+    """From ``opens`` to ``closes`` (None: the end)."""
     start = text.index(opens)
-    return text[start : text.index(closes, start)]
+    return text[start : text.index(closes, start) if closes else None]
 
 
 def sh_blocks(markdown: str) -> Iterator[str]:
@@ -105,8 +110,8 @@ def split(line: str) -> list[list[str]]:
     for token in lexer:
         if token in SEPARATORS:
             commands.append([])
-        else:
-            commands[-1].append(token)
+        elif commands[-1] or not re.fullmatch(r"[A-Z_]+=\S*", token):
+            commands[-1].append(token)  # a leading NAME=value sets the command's environment
     return [c for c in commands if c]
 
 
@@ -216,13 +221,16 @@ def aws_cli_refusals(walkthrough: Walkthrough) -> list[str]:
 
 
 def plans_without_the_variables(walkthrough: Walkthrough) -> list[str]:
-    """A `terraform plan` must read the variables the walkthrough wrote (-var-file, relative to
-    -chdir): without them it plans the defaults, which a deploy refuses (no subnets)."""
+    """A `terraform plan` of terraform/ must read the variables the walkthrough wrote
+    (-var-file, relative to -chdir): without them it plans the defaults, which validation
+    refuses (no subnets). An example's own variables have defaults that plan."""
     unread = []
     for command in walkthrough.commands:
         if command[0] != "terraform" or "plan" not in command:
             continue
         chdir = next((t.split("=", 1)[1] for t in command if t.startswith("-chdir=")), ".")
+        if chdir != "terraform":
+            continue
         var_files = [t.split("=", 1)[1] for t in command if t.startswith("-var-file=")]
         read = {str(Path(chdir, f)) for f in var_files}
         if not read or not read <= set(walkthrough.written):
@@ -258,8 +266,10 @@ WALKED = walkthroughs()
 def test_the_walkthroughs_are_found_with_their_commands() -> None:
     for name, walkthrough in WALKED.items():
         kinds = {c[0].rsplit("/", 1)[-1] for c in walkthrough.commands}
-        assert {"make", "pagefleet", "terraform", "aws"} <= kinds, (name, kinds)
-        assert walkthrough.variables, name
+        assert {"make", "pagefleet", "terraform"} <= kinds, (name, kinds)
+    for name in COST_WALKTHROUGHS:
+        assert {c[0] for c in WALKED[name].commands} >= {"aws"}, name
+        assert WALKED[name].variables, name
 
 
 def test_every_make_target_exists() -> None:
@@ -295,13 +305,15 @@ def test_every_file_the_walkthrough_writes_is_out_of_the_image_build_s_way() -> 
 
 def test_every_plan_reads_the_variables_written() -> None:
     for name, walkthrough in WALKED.items():
-        assert any(c[0] == "terraform" and "plan" in c for c in walkthrough.commands), name
         assert plans_without_the_variables(walkthrough) == [], name
+    for name in COST_WALKTHROUGHS:
+        assert any(c[0] == "terraform" and "plan" in c for c in WALKED[name].commands), name
 
 
 def test_the_quota_codes_are_the_ones_preflight_checks() -> None:
     known = {q.code for family in _QUOTAS.values() for q in family.values()}
-    for name, walkthrough in WALKED.items():
+    for name in COST_WALKTHROUGHS:
+        walkthrough = WALKED[name]
         asked = {
             c[c.index("--quota-code") + 1] for c in walkthrough.commands if "--quota-code" in c
         }
@@ -336,17 +348,27 @@ def test_the_pagefleet_commands_run_offline(command: str) -> None:
     assert f"usage: pagefleet {command}" in stdout.getvalue()
 
 
-def test_the_make_targets_would_run() -> None:
-    """`make -n TARGET` for each target the walkthrough runs: every prerequisite can be made
-    (-n prints the recipes and runs none)."""
-    targets = sorted(
-        {t for w in WALKED.values() for c in w.commands if c[0] == "make" for t in c[1:]}
-    )
-    for target in targets:
+def test_the_make_commands_would_run() -> None:
+    """`make -n` of each make command the walkthroughs run, its variables included: every
+    prerequisite can be made (-n prints the recipes and runs none)."""
+    commands = sorted({tuple(c[1:]) for w in WALKED.values() for c in w.commands if c[0] == "make"})
+    for args in commands:
         dry = subprocess.run(
-            ["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60
+            ["make", "-n", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
         )
-        assert dry.returncode == 0, (target, dry.stderr)
+        assert dry.returncode == 0, (args, dry.stderr)
+
+
+def test_every_script_run_is_the_repository_s() -> None:
+    scripts = {
+        c[0]
+        for w in WALKED.values()
+        for c in w.commands
+        if c[0].startswith(("docker/", "scripts/"))
+    }
+    assert "docker/push_image.sh" in scripts
+    for script in scripts:
+        assert (ROOT / script).is_file() and (ROOT / script).stat().st_mode & 0o111, script
 
 
 def test_the_costs_are_the_fleet_report_s() -> None:
@@ -370,8 +392,8 @@ def test_the_costs_are_the_fleet_report_s() -> None:
         f"`max_runners = {fleet}` is ${fleet * gpu.spot_per_h:.2f}/h Spot, "
         f"${fleet * gpu.on_demand_per_h:.2f}/h on-demand",
     ]
-    for name, bounds in WALKTHROUGHS.items():
-        text = " ".join(section((ROOT / name).read_text(), *bounds).split())
+    for name in COST_WALKTHROUGHS:
+        text = " ".join(section((ROOT / name).read_text(), *WALKTHROUGHS[name]).split())
         assert [f for f in figures if f not in text] == [], name
 
 
