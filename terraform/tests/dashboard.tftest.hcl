@@ -49,7 +49,7 @@ run "without_runners" {
   }
 }
 
-run "with_runners_and_a_budget" {
+run "with_runners_a_budget_and_an_anomaly_monitor_brought" {
   command = plan
 
   module {
@@ -63,6 +63,15 @@ run "with_runners_and_a_budget" {
     monthly_budget_usd     = 300
     budget_emails          = ["ops@example.com"]
     scaling_alarm_arns     = ["arn:aws:cloudwatch:us-east-1:123456789012:alarm:pf-chunks-waiting-no-runner", "arn:aws:cloudwatch:us-east-1:123456789012:alarm:pf-chunks-idle"]
+
+    cost_anomaly_threshold_usd = 25
+    cost_anomaly_monitor_arn   = "arn:aws:ce::123456789012:anomalymonitor/0a1b2c3d-default"
+    cost_anomaly_emails        = ["ops@example.com"]
+  }
+
+  assert {
+    condition     = length(aws_ce_anomaly_monitor.this) == 0 && aws_ce_anomaly_subscription.this[0].monitor_arn_list == tolist([var.cost_anomaly_monitor_arn]) && output.cost_anomaly_monitor_arn == var.cost_anomaly_monitor_arn
+    error_message = "a monitor brought (the account's services monitor, or one a member account cannot make) is subscribed to, and none is created"
   }
 
   assert {
@@ -89,7 +98,7 @@ run "with_runners_and_a_budget" {
   }
 }
 
-run "a_budget_that_mails_no_one_refused" {
+run "a_budget_and_an_anomaly_summary_that_mail_no_one_refused" {
   command = plan
 
   module {
@@ -97,10 +106,11 @@ run "a_budget_that_mails_no_one_refused" {
   }
 
   variables {
-    monthly_budget_usd = 300
+    monthly_budget_usd         = 300
+    cost_anomaly_threshold_usd = 50
   }
 
-  expect_failures = [var.budget_emails]
+  expect_failures = [var.budget_emails, var.cost_anomaly_emails]
 }
 
 run "cost_anomalies_of_the_deployment_s_tag" {
@@ -146,44 +156,6 @@ run "cost_anomalies_of_the_deployment_s_tag" {
     condition     = output.cost_anomaly_monitor_arn == "arn:aws:ce::123456789012:anomalymonitor/made"
     error_message = "the monitor read is the one made"
   }
-}
-
-run "cost_anomalies_of_a_monitor_brought" {
-  command = plan
-
-  module {
-    source = "./modules/dashboard"
-  }
-
-  variables {
-    cost_anomaly_threshold_usd = 25
-    cost_anomaly_monitor_arn   = "arn:aws:ce::123456789012:anomalymonitor/0a1b2c3d-default"
-    cost_anomaly_emails        = ["ops@example.com"]
-  }
-
-  assert {
-    condition     = length(aws_ce_anomaly_monitor.this) == 0 && aws_ce_anomaly_subscription.this[0].monitor_arn_list == tolist([var.cost_anomaly_monitor_arn])
-    error_message = "a monitor brought (the account's services monitor, or one a member account cannot make) is subscribed to, and none is created"
-  }
-
-  assert {
-    condition     = output.cost_anomaly_monitor_arn == var.cost_anomaly_monitor_arn
-    error_message = "the monitor read is the one brought"
-  }
-}
-
-run "cost_anomalies_that_mail_no_one_refused" {
-  command = plan
-
-  module {
-    source = "./modules/dashboard"
-  }
-
-  variables {
-    cost_anomaly_threshold_usd = 50
-  }
-
-  expect_failures = [var.cost_anomaly_emails]
 }
 
 run "a_threshold_of_no_dollars_and_a_monitor_by_name_refused" {
