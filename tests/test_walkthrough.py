@@ -1,7 +1,8 @@
-"""The deploy walkthrough: README.md's "Deploying to AWS" and terraform/README.md's "From an
-empty account to the first Markdown". Every `make` target, `pagefleet` command and option, AWS
-CLI operation and parameter, Terraform variable and output their commands name exists; each
-file they write is out of `make runner-image`'s way; and the commands that need no account run.
+"""The deploy walkthroughs: README.md's "Deploying to AWS", terraform/README.md's "From an
+empty account to the first Markdown" and the examples' README. Every `make` target, script,
+`pagefleet` command and option, AWS CLI operation and parameter, Terraform variable and output
+their commands name exists; each file they write is out of `make runner-image`'s way; and the
+commands that need no account run (`pagefleet <command> --help`, `make -n`).
 
 Read, not run against AWS: the commands are parsed from the Markdown's `sh` blocks.
 """
