@@ -11,10 +11,14 @@
 # `make runner-image` and `make vllm-image` run it. It needs the AWS CLI, Docker with buildx, and
 # the repositories in the Terraform state (`make image-repositories` or a first `make deploy`).
 # Tags are immutable: a tag that is already in the repository is not pushed again, only handed
-# to Terraform. `latest` is never used.
+# to Terraform. `latest` is never used. For a configuration of your own that calls terraform/ as
+# a module (terraform/examples/*), run it with TF_DIR its directory and TF_MODULE its address of
+# the module: `TF_DIR=terraform/examples/complete-vpc TF_MODULE=module.pagefleet
+# docker/push_image.sh runner`.
 set -euo pipefail
 
 TF_DIR=${TF_DIR:-terraform}
+TF_MODULE=${TF_MODULE:-}
 TERRAFORM=${TF:-terraform}
 
 die() {
@@ -24,7 +28,7 @@ die() {
 
 # The repository URL from the state (not from the outputs, which a targeted apply may not write).
 repository_url() {
-  local address="module.runners.aws_ecr_repository.$1[0]"
+  local address="${TF_MODULE:+$TF_MODULE.}module.runners.aws_ecr_repository.$1[0]"
   "$TERRAFORM" -chdir="$TF_DIR" state show -no-color "$address" 2>/dev/null |
     sed -n 's/^ *repository_url *= *"\(.*\)"$/\1/p'
 }

@@ -210,9 +210,14 @@ module "dashboard" {
   cluster_name           = var.create_runners ? module.runners.cluster_name : null
   service_name           = var.create_runners ? module.runners.service_name : null
   autoscaling_group_name = var.create_runners ? module.runners.autoscaling_group_name : null
-  alarm_arns             = module.alarms.alarm_arns
-  monthly_budget_usd     = var.monthly_budget_usd
-  budget_emails          = coalesce(var.budget_emails, var.alarm_emails)
+  # Every alarm the modules make: the faults (with the stall stop), and the scaling alarms apart.
+  alarm_arns                 = concat(module.alarms.alarm_arns, module.autoscaling.stall_alarm_arns)
+  scaling_alarm_arns         = module.autoscaling.scaling_alarm_arns
+  monthly_budget_usd         = var.monthly_budget_usd
+  budget_emails              = coalesce(var.budget_emails, var.alarm_emails)
+  cost_anomaly_threshold_usd = var.cost_anomaly_threshold_usd
+  cost_anomaly_monitor_arn   = var.cost_anomaly_monitor_arn
+  cost_anomaly_emails        = coalesce(var.cost_anomaly_emails, var.budget_emails, var.alarm_emails)
 
   tags = var.tags
 }

@@ -155,3 +155,13 @@ output "budget_name" {
   description = "The monthly cost budget (null without monthly_budget_usd)."
   value       = module.dashboard.budget_name
 }
+
+output "cost_anomaly_monitor_arn" {
+  description = "The Cost Anomaly Detection monitor the anomaly summary reads (null without cost_anomaly_threshold_usd)."
+  value       = module.dashboard.cost_anomaly_monitor_arn
+}
+
+output "cost_anomaly_subscription_arn" {
+  description = "The daily cost anomaly summary's subscription (null without cost_anomaly_threshold_usd)."
+  value       = module.dashboard.cost_anomaly_subscription_arn
+}

@@ -444,6 +444,24 @@ variable "budget_emails" {
   default     = null
 }
 
+variable "cost_anomaly_threshold_usd" {
+  description = "Mail a daily summary of the cost anomalies AWS Cost Anomaly Detection finds (USD of total impact at or above this) to cost_anomaly_emails; null creates no subscription and no monitor. The monitor made watches the resources tagged Deployment = name (a cost allocation tag, as for the budget); cost_anomaly_monitor_arn brings one instead."
+  type        = number
+  default     = null
+}
+
+variable "cost_anomaly_monitor_arn" {
+  description = "An existing Cost Anomaly Detection monitor for the subscription (e.g. the account's Default-Services-Monitor, `aws ce get-anomaly-monitors`); null creates one of the resources tagged Deployment = name. Needed in an AWS Organizations member account, where only the management account may create tag monitors."
+  type        = string
+  default     = null
+}
+
+variable "cost_anomaly_emails" {
+  description = "Who the anomaly summary mails (at most 10); null: budget_emails, else alarm_emails."
+  type        = list(string)
+  default     = null
+}
+
 variable "alarm_actions" {
   description = "ARNs (e.g. an existing SNS topic) notified by the alarms, besides the alarm topic."
   type        = list(string)

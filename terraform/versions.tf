@@ -32,6 +32,7 @@ provider "aws" {
       events                 = endpoints.value
       autoscaling            = endpoints.value
       budgets                = endpoints.value
+      ce                     = endpoints.value
       applicationautoscaling = endpoints.value
       iam                    = endpoints.value
       kms                    = endpoints.value

@@ -92,6 +92,17 @@ def test_runner_image_builds_for_amd64_pushes_the_tag_and_hands_it_to_terraform(
     assert written == {"runner_image_tag": "0123456789ab"}
 
 
+def test_a_configuration_calling_the_module_finds_its_repository(push_image: Any) -> None:
+    """terraform/examples/* call terraform/ as `module.pagefleet`: the repository is in their
+    state under that address, and the tag goes to their own directory."""
+    result, calls, tf_dir = push_image("runner", "0123456789ab", TF_MODULE="module.pagefleet")
+    assert result.returncode == 0, result.stderr
+    address = "module.pagefleet.module.runners.aws_ecr_repository.this[0]"
+    assert f"terraform -chdir={tf_dir} state show -no-color {address}" in calls
+    written = json.loads((tf_dir / "runner-image.auto.tfvars.json").read_text())
+    assert written == {"runner_image_tag": "0123456789ab"}
+
+
 def test_runner_image_already_pushed_is_not_built_again(push_image: Any) -> None:
     result, calls, tf_dir = push_image("runner", "0123456789ab", STUB_PUSHED="1")
     assert result.returncode == 0, result.stderr

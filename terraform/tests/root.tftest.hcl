@@ -218,6 +218,17 @@ run "everything_with_the_repository_mps_scripts" {
   }
 
   assert {
+    # 3 DLQs, 3 oldest-message ages, 5 functions' errors and throttles, tasks failing to start,
+    # the stall stop; leaving zero and stopping when idle (the scaling widget). The ARNs are not
+    # known at plan, their number is.
+    condition = (
+      length(module.dashboard.alarms_shown) == 3 + 3 + 5 + 5 + 1 + 1 + 2 &&
+      length(module.autoscaling.stall_alarm_arns) == 1 && length(module.autoscaling.scaling_alarm_arns) == 2
+    )
+    error_message = "every alarm the modules make is on the dashboard"
+  }
+
+  assert {
     # Its widgets are dashboard.tftest.hcl's: here the group's name is not known at plan.
     condition     = output.dashboard_url == "https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#dashboards/dashboard/pagefleet"
     error_message = "the deployment's dashboard is planned, its console address an output"
@@ -401,16 +412,24 @@ run "a_lease_of_two_heartbeats_plans" {
   }
 }
 
-run "alarm_emails_make_a_topic" {
+run "alarm_emails_make_a_topic_and_hear_the_cost_anomalies" {
   command = plan
 
   variables {
-    alarm_emails = ["ops@example.com"]
+    alarm_emails               = ["ops@example.com"]
+    cost_anomaly_threshold_usd = 50
+    cost_anomaly_monitor_arn   = "arn:aws:ce::123456789012:anomalymonitor/0a1b2c3d-default"
   }
 
   assert {
     condition     = output.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:pagefleet-alarms"
     error_message = "an alarm address creates the alarm topic"
+  }
+
+  assert {
+    # Planned at all: the dashboard module refuses a threshold that mails no one.
+    condition     = output.cost_anomaly_monitor_arn == var.cost_anomaly_monitor_arn
+    error_message = "the daily anomaly summary reads the monitor brought, mailed to alarm_emails when neither cost_anomaly_emails nor budget_emails is set"
   }
 }
 

@@ -32,3 +32,13 @@ output "stall_alarm_arn" {
   description = "ARN of the alarm that stops the runners when chunks wait with none in flight for stall_minutes (null without one)."
   value       = try(aws_cloudwatch_metric_alarm.stalled[0].arn, null)
 }
+
+output "stall_alarm_arns" {
+  description = "The stall alarm's ARN in a list (empty without one), for a dashboard's alarm widget."
+  value       = aws_cloudwatch_metric_alarm.stalled[*].arn
+}
+
+output "scaling_alarm_arns" {
+  description = "ARNs of the alarms that drive the step policies (leaving zero, stopping when idle): in ALARM whenever they act."
+  value       = concat(aws_cloudwatch_metric_alarm.from_zero[*].arn, aws_cloudwatch_metric_alarm.idle[*].arn)
+}

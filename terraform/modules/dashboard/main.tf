@@ -86,6 +86,14 @@ locals {
         properties = { title = "Alarms", alarms = var.alarm_arns }
       },
     ] : w if length(var.alarm_arns) > 0],
+    # The autoscaling module's step alarms are in ALARM whenever they act (chunks waiting with no
+    # runner, the fleet idle): apart from the faults, so that red there is no fault.
+    [for w in [
+      {
+        type       = "alarm", x = 0, y = 22, width = 24, height = 3
+        properties = { title = "Scaling (in ALARM while it acts: starting runners, stopping idle ones)", alarms = var.scaling_alarm_arns }
+      },
+    ] : w if length(var.scaling_alarm_arns) > 0],
   )
 }
 
@@ -127,6 +135,62 @@ resource "aws_budgets_budget" "this" {
       threshold_type             = "PERCENTAGE"
       notification_type          = notification.value.type
       subscriber_email_addresses = var.budget_emails
+    }
+  }
+
+  tags = var.tags
+}
+
+################################################################################
+# Cost anomalies: AWS Cost Anomaly Detection, mailed once a day above a dollar impact
+################################################################################
+
+locals {
+  create_anomaly_subscription = var.create && var.cost_anomaly_threshold_usd != null
+  # A monitor of this deployment's tagged cost, unless one is brought. Not an AWS-services
+  # (DIMENSIONAL SERVICE) monitor: an account may hold one only, many already do (AWS sets up
+  # Default-Services-Monitor with Cost Explorer), and a second fails the apply; custom monitors
+  # may number 500 (https://aws.amazon.com/aws-cost-management/aws-cost-anomaly-detection/faqs/).
+  create_anomaly_monitor = local.create_anomaly_subscription && var.cost_anomaly_monitor_arn == null
+}
+
+resource "aws_ce_anomaly_monitor" "this" {
+  count = local.create_anomaly_monitor ? 1 : 0
+
+  name         = "${var.name}-cost"
+  monitor_type = "CUSTOM"
+  # A Cost Explorer expression over the cost allocation tag the budget filters on as well
+  # (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html).
+  monitor_specification = jsonencode({
+    Tags = { Key = "Deployment", Values = [var.name], MatchOptions = ["EQUALS"] }
+  })
+
+  tags = var.tags
+}
+
+resource "aws_ce_anomaly_subscription" "this" {
+  count = local.create_anomaly_subscription ? 1 : 0
+
+  name = "${var.name}-cost-anomalies"
+  # E-mail subscribers take DAILY or WEEKLY summaries; IMMEDIATE alerts go to SNS only
+  # (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_AnomalySubscription.html).
+  frequency        = "DAILY"
+  monitor_arn_list = [coalesce(var.cost_anomaly_monitor_arn, try(aws_ce_anomaly_monitor.this[0].arn, null))]
+
+  dynamic "subscriber" {
+    for_each = toset(var.cost_anomaly_emails)
+
+    content {
+      type    = "EMAIL"
+      address = subscriber.value
+    }
+  }
+
+  threshold_expression {
+    dimension {
+      key           = "ANOMALY_TOTAL_IMPACT_ABSOLUTE"
+      match_options = ["GREATER_THAN_OR_EQUAL"]
+      values        = [tostring(var.cost_anomaly_threshold_usd)]
     }
   }
 
