@@ -16,7 +16,7 @@ class ChunkRun(_Model):
 
     kind: str
     pages: int
-    warm: bool  # False: the process's first chunk of this kind, which loads what marker lazily imports
+    warm: bool  # False: the process's first chunk of this kind (marker's lazy imports)
     cpu_s: float  # the conversion process's user + system CPU, its children's included
     wall_s: float
     markdown_chars: int

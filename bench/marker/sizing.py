@@ -27,13 +27,12 @@ import math
 
 from pydantic import BaseModel
 
-from bench.fleet.config import GPUS, TEXT_OVER_OCR
+from bench.fleet.config import GPUS, TEXT_OVER_OCR, THREADS_PER_CORE
 from bench.marker.models import MarkerBench
 from runner.worker_plan import MARKER_SERVER_CORES, WORKER_OVERHEAD_MB, RunnerSettings
 
 SURYA_5090_OCR_PAGES_PER_S = 5.35
 RTX_5090_BANDWIDTH_GBS = 1792.0
-THREADS_PER_CORE = 2  # every g5, g6 and g6e size (EC2 instance specifications)
 # One-GPU sizes of each family: (name suffix, vCPUs, memory GiB), from the EC2 accelerated
 # computing instance specifications (gpu_instance_types.json lists the GPU counts).
 SIZES = {
@@ -91,10 +90,11 @@ def fits(results: MarkerBench) -> list[FamilyFit]:
         by_surya = SURYA_5090_OCR_PAGES_PER_S * profile.bandwidth_gbs / RTX_5090_BANDWIDTH_GBS
         ocr = max(by_marker, by_surya)
         cores = max(ocr * TEXT_OVER_OCR * text, ocr * scan)
-        for size, vcpus, gib in sizes:
-            workers = vcpus // THREADS_PER_CORE - MARKER_SERVER_CORES
-            if workers >= cores:
-                break
+        size, vcpus, gib = next(
+            (size for size in sizes if size[1] // THREADS_PER_CORE - MARKER_SERVER_CORES >= cores),
+            sizes[-1],
+        )
+        workers = vcpus // THREADS_PER_CORE - MARKER_SERVER_CORES
         needed_gib = (server_mb + max(1, math.ceil(cores)) * worker_mb) / 1024
         rows.append(
             FamilyFit(
