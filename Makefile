@@ -57,3 +57,4 @@ clean:
 -include docker/runner.mk
 -include bench/quality/quality.mk
 -include bench/fleet/fleet.mk
+-include bench/marker/marker.mk

@@ -64,7 +64,7 @@ class Planned(BaseModel):
     name: str = "pagefleet"
     create_runners: bool = True
     gpu_instance_types: list[str] = Field(
-        default_factory=lambda: ["g6.xlarge", "g5.xlarge", "g6e.xlarge"]
+        default_factory=lambda: ["g6.2xlarge", "g5.2xlarge", "g6e.2xlarge"]
     )
     max_runners: int | None = None  # None: the scaling policy's
     on_demand_base_capacity: int = 0

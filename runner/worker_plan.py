@@ -11,8 +11,10 @@ servers: the vLLM sidecar that serves surya's OCR VLM, and the layout and OCR-er
 the first worker's conversion process spawns (the others attach to them). A worker is a thin
 client that renders pages, runs pdftext and post-processes on the CPU, so W follows the CPU
 cores and memory, and the OCR requests all workers keep in flight follow the VLM server's
-capacity. With the CPU converter's OCR on onnxruntime-gpu each worker does hold models on the
-GPU, and W follows free GPU memory as before.
+capacity. The numbers behind that sizing (a worker's CPU per page, its memory) are measured by
+the marker CPU bench (bench/marker/, its results under bench/results/); mps/README.md turns them
+into the instance each GPU needs. With the CPU converter's OCR on onnxruntime-gpu each worker
+does hold models on the GPU, and W follows free GPU memory as before.
 """
 
 from __future__ import annotations
@@ -58,11 +60,22 @@ SURYA_UNKNOWN_CAPACITY = 8
 # marker's own CLI keeps about 1.5 x the server's capacity in flight across all its workers
 # (marker/scripts/convert.py): enough queued that the server never idles between requests.
 OCR_OVERSUBSCRIBE = 1.5
-# Cores left to the model servers' CPU side (request decoding, image pre-processing), as
-# marker/utils/batch.py leaves two ("physical cores - 2").
+# Physical cores left to the model servers' CPU side (the vLLM sidecar's API server and engine
+# loop, the layout and OCR-error servers' request decoding and image pre-processing), as marker's
+# own CLI sizes its pool: "physical cores - 2" (marker/utils/batch.py:15-17, get_worker_count).
 MARKER_SERVER_CORES = 2
 # A worker process (event loop, boto) beside its conversion process's memory budget.
 WORKER_OVERHEAD_MB = 256
+# A marker conversion process's memory, its model servers elsewhere: a peak RSS of at most
+# 1533 MB (PSS about 730 MB after a chunk) over 16-page chunks of text, scans and real PDFs in
+# both modes, one process or two side by side, in the marker CPU bench
+# (bench/results/2026-12-05-marker-cpu/); rounded up to leave room for pages larger than the
+# bench's. The CPU converter's budget (PAGEFLEET_CONVERT_MEMORY_MB, 4096 MB) was measured for
+# its own OCR, not for marker, and stays the limit a conversion is stopped at.
+MARKER_CONVERSION_MB = 2048
+# Torch/OpenMP threads of a marker conversion process: marker's CLI gives each of W workers
+# max(2, physical cores // W) (marker/scripts/convert.py:220-222).
+MARKER_MIN_THREADS = 2
 
 
 class RunnerSettings(BaseSettings):
@@ -86,6 +99,13 @@ class RunnerSettings(BaseSettings):
         "onnxruntime-gpu), for the automatic workers_per_gpu; marker workers need none.",
     )
     max_workers_per_gpu: int = Field(8, ge=1, description="Cap on the automatic workers_per_gpu.")
+    marker_worker_memory_mb: int = Field(
+        MARKER_CONVERSION_MB,
+        ge=64,
+        description="Host memory one marker conversion process needs, for the automatic W "
+        "(PAGEFLEET_CONVERT_MEMORY_MB stays its limit): the marker CPU bench's highest peak "
+        "RSS, rounded up.",
+    )
     server_memory_mb: int = Field(
         2048,
         ge=0,
@@ -166,10 +186,18 @@ class WorkerSpec:
 
 @dataclass(frozen=True)
 class Host:
-    """What this runner may use of the machine: cores and memory (its cgroup's, when limited)."""
+    """What this runner may use of the machine: logical CPUs (vCPUs) and memory (its cgroup's,
+    when limited), and the hardware threads per physical core (2 on every EC2 GPU type)."""
 
     cpu_count: int
     memory_mb: int
+    threads_per_core: int = 1
+
+    @property
+    def physical_cores(self) -> int:
+        """Cores, not hardware threads: what marker's CLI sizes its workers by. Two busy threads
+        of one core do not convert twice as fast as one."""
+        return max(1, self.cpu_count // self.threads_per_core)
 
 
 def detect_host() -> Host:
@@ -191,7 +219,11 @@ def detect_host() -> Host:
             memory_mb = min(memory_mb, (int(limit) - used) // (1024 * 1024))
     except (OSError, ValueError):
         pass
-    return Host(cpu_count=max(1, cores), memory_mb=max(0, memory_mb))
+    logical, physical = psutil.cpu_count(), psutil.cpu_count(logical=False)
+    threads_per_core = max(1, round(logical / physical)) if logical and physical else 1
+    return Host(
+        cpu_count=max(1, cores), memory_mb=max(0, memory_mb), threads_per_core=threads_per_core
+    )
 
 
 def ocr_server_capacity(gpu_type: str | None) -> int:
@@ -229,8 +261,10 @@ def size_workers(
 ) -> Sizing:
     """W for one GPU (``gpu``) or for the whole host (``gpu`` None), and the OCR concurrency.
 
-    - marker: W = min(cores - 2, memory // (conversion budget + worker), cap); the two cores and
-      ``server_memory_mb`` are the spawned model servers'. Every worker sends at most
+    - marker: W = min(physical cores - 2, memory // (``marker_worker_memory_mb`` + worker), cap),
+      as marker's CLI sizes its pool by physical cores; the two cores and ``server_memory_mb``
+      are the model servers'. Each worker's threads: max(2, physical cores // W), as marker's
+      CLI pins them. Every worker sends at most
       ``inference_parallel`` OCR requests at once, so all W together keep about 1.5 x the VLM
       server's capacity in flight, as marker's own CLI does; an explicit
       PAGEFLEET_MARKER_INFERENCE_PARALLEL wins.
@@ -239,11 +273,14 @@ def size_workers(
     - CPU converter without GPU: W = min(cores, memory // (budget + worker)); each worker's OCR
       pool gets cores // W threads.
     """
-    per_worker_mb = settings.convert_memory_mb + WORKER_OVERHEAD_MB
     marker = settings.converter == "marker"
-    reserve_mb = runner_settings.server_memory_mb if marker else 0
-    memory_workers = max(1, (host.memory_mb - reserve_mb) // per_worker_mb)
-    cpu_workers = max(1, host.cpu_count - MARKER_SERVER_CORES) if marker else host.cpu_count
+    if marker:
+        conversion_mb = runner_settings.marker_worker_memory_mb
+        reserve_mb = runner_settings.server_memory_mb
+        cpu_workers = max(1, host.physical_cores - MARKER_SERVER_CORES)
+    else:
+        conversion_mb, reserve_mb, cpu_workers = settings.convert_memory_mb, 0, host.cpu_count
+    memory_workers = max(1, (host.memory_mb - reserve_mb) // (conversion_mb + WORKER_OVERHEAD_MB))
     explicit = runner_settings.workers_per_gpu if gpu is not None else settings.workers
     if explicit:
         workers, limited_by = explicit, "setting"
@@ -259,7 +296,12 @@ def size_workers(
         limited_by = (
             "cpu" if workers == cpu_workers else "memory" if workers == memory_workers else "cap"
         )
-    threads = settings.convert_threads or max(1, host.cpu_count // max(1, workers))
+    if settings.convert_threads:
+        threads = settings.convert_threads
+    elif marker:
+        threads = max(MARKER_MIN_THREADS, host.physical_cores // max(1, workers))
+    else:
+        threads = max(1, host.cpu_count // max(1, workers))
     if not marker or settings.marker_disable_ocr or workers == 0:
         return Sizing(settings.converter, workers, limited_by, cpu_workers, memory_workers, threads)
     capacity = ocr_server_capacity(settings.marker_vllm_gpu_type)

@@ -281,7 +281,11 @@ variable "subnet_ids" {
 variable "gpu_instance_types" {
   description = "GPU instance types for the runners, in order of preference; each must have exactly one GPU (modules/runners/gpu_instance_types.json lists the known ones)."
   type        = list(string)
-  default     = ["g6.xlarge", "g5.xlarge", "g6e.xlarge"]
+  # The .2xlarge of each family: the smallest whose CPUs keep its GPU fed. A marker worker spends
+  # 0.2 CPU s on a text page and 0.75 on a scan (bench/results/2026-12-05-marker-cpu); the
+  # runner keeps 2 of the physical cores for the model servers, so an .xlarge (2 cores) leaves
+  # its GPU waiting on one worker and a .2xlarge (4 cores) runs 2 workers (mps/README.md).
+  default = ["g6.2xlarge", "g5.2xlarge", "g6e.2xlarge"]
 
   validation {
     condition     = length(var.gpu_instance_types) > 0

@@ -86,15 +86,15 @@ def _unmeasured(count: int) -> Workload:
     return Workload(name="t", description="", documents=docs)
 
 
-def test_three_workers_on_a_4_vcpu_instance_are_bound_by_its_two_worker_cores() -> None:
-    # g6.xlarge: 4 vCPUs less the model servers' 2 leave 2 cores to 3 workers. At 1 CPU-s a
+def test_three_workers_on_an_8_vcpu_instance_are_bound_by_its_two_worker_cores() -> None:
+    # g6.2xlarge: 4 cores (8 vCPUs) less the model servers' 2 leave 2 to 3 workers. At 1 CPU-s a
     # page and a near-instant GPU, six 16-page chunks (96 CPU-s) take 96 / 2 = 48 s.
     config = _warm(workers=3, share=1.0, text_page_s=0.001, worker_cpu_s_per_page=1.0)
     assert config.page_rates()["cpu"] == 2.0
     fleet = Fleet(config, _unmeasured(6), seed=0).run()
     assert max(j.recorded_at_s or 0 for j in fleet.jobs) == pytest.approx(48)
     assert cli.cpu_bound(config)["text_bound_by"] == "cpu"
-    # The estimate on the default instance: the GPU sets the pace.
+    # The measured CPU per page on the default instance: the GPU sets the pace.
     assert cli.cpu_bound(FleetConfig())["text_bound_by"] == "gpu"
 
 

@@ -102,6 +102,18 @@ def test_settings_become_marker_config_and_surya_environment() -> None:
     assert "ocr_error_batch_size" not in marker_config(load_settings())
 
 
+def test_convert_threads_cap_marker_s_thread_pools() -> None:
+    threads = surya_environment(load_settings(convert_threads=3))
+    assert {
+        k: threads[k] for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    } == {
+        "OMP_NUM_THREADS": "3",
+        "MKL_NUM_THREADS": "3",
+        "OPENBLAS_NUM_THREADS": "3",
+    }
+    assert "OMP_NUM_THREADS" not in surya_environment(load_settings())  # 0: torch's own default
+
+
 # --- failing fast on a missing model server (real HTTP) ---
 
 

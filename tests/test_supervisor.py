@@ -229,33 +229,39 @@ def test_w_from_setting_overrides_memory(tmp_path: Path) -> None:
     assert [spec.gpu.index for spec in plan.specs if spec.gpu] == [0, 0, 0, 1, 1, 1]
 
 
-# Each row: converter settings, host, GPU (None: CPU-only) -> W, what limited it, OCR requests
-# per worker and in flight in all. 4096 MB conversion budget + 256 MB per worker; marker keeps
-# 2 cores and 2048 MB for the spawned servers; the OCR server takes surya's max-num-seqs for the
-# GPU type (24 GB: 32, 80 GB: 104, 141 GB: 184) and all workers keep 1.5x that in flight.
+# Each row: converter settings, host -> W, what limited it, OCR requests per worker and in flight
+# in all, and each worker's threads. marker: W = physical cores - 2 (marker's CLI rule; every EC2
+# GPU type has 2 threads a core) and memory // (1536 MB measured per conversion process + 256 MB
+# per worker) after 2048 MB for the spawned servers, capped at 8; threads max(2, cores // W). The
+# OCR server takes surya's max-num-seqs for the GPU type (24 GB: 32, 80 GB: 104, 141 GB: 184)
+# and all workers keep 1.5x that in flight.
 SIZING_TABLE = [
-    # marker on one-GPU instances: W from cores and memory, never from GPU memory
-    ({"marker_vllm_gpu_type": "l4"}, Host(4, 14336), 2, "cpu", 24, 48),  # g6.xlarge
-    ({"marker_vllm_gpu_type": "l4"}, Host(16, 60000), 8, "cap", 6, 48),  # g6.4xlarge
-    ({"marker_vllm_gpu_type": "a10"}, Host(8, 12000), 2, "memory", 24, 48),  # tight memory
-    ({"marker_vllm_gpu_type": "h100"}, Host(8, 60000), 6, "cpu", 26, 156),  # 80 GB server
-    ({"marker_vllm_gpu_type": "h200"}, Host(2, 8000), 1, "cpu", 276, 276),  # 2 cores: 1 worker
-    ({}, Host(4, 14336), 2, "cpu", 24, 48),  # no GPU type: surya's 4090 profile
-    ({"marker_vllm_gpu_type": "mi300"}, Host(4, 14336), 2, "cpu", 6, 12),  # unknown: 8 seqs
+    # marker on one-GPU instances: W from physical cores and memory, never from GPU memory
+    ({"marker_vllm_gpu_type": "l4"}, Host(4, 14336, 2), 1, "cpu", 48, 48, 2),  # g6.xlarge
+    ({"marker_vllm_gpu_type": "l4"}, Host(8, 30000, 2), 2, "cpu", 24, 48, 2),  # g6.2xlarge
+    ({"marker_vllm_gpu_type": "l4"}, Host(16, 60000, 2), 6, "cpu", 8, 48, 2),  # g6.4xlarge
+    ({"marker_vllm_gpu_type": "l4"}, Host(32, 120000, 2), 8, "cap", 6, 48, 2),  # g6.8xlarge
+    ({"marker_vllm_gpu_type": "a10"}, Host(16, 6000, 2), 2, "memory", 24, 48, 4),  # tight memory
+    ({"marker_vllm_gpu_type": "h100"}, Host(8, 60000), 6, "cpu", 26, 156, 2),  # no SMT: 8 cores
+    ({"marker_vllm_gpu_type": "h200"}, Host(2, 8000), 1, "cpu", 276, 276, 2),  # 2 cores: 1 worker
+    ({}, Host(4, 14336, 2), 1, "cpu", 48, 48, 2),  # no GPU type: surya's 4090 profile
+    ({"marker_vllm_gpu_type": "mi300"}, Host(4, 14336, 2), 1, "cpu", 12, 12, 2),  # unknown: 8
     (
-        {"marker_vllm_gpu_type": "l4", "marker_inference_parallel": 5},
-        Host(4, 14336),
+        {"marker_vllm_gpu_type": "l4", "marker_inference_parallel": 5, "convert_threads": 3},
+        Host(8, 30000, 2),
         2,
         "cpu",
         5,
         10,
+        3,
     ),
-    ({"marker_disable_ocr": True}, Host(4, 14336), 2, "cpu", None, None),  # no OCR server
+    ({"marker_disable_ocr": True}, Host(8, 30000, 2), 2, "cpu", None, None, 2),  # no OCR server
 ]
 
 
 @pytest.mark.parametrize(
-    ("overrides", "host", "workers", "limited_by", "per_worker", "total"), SIZING_TABLE
+    ("overrides", "host", "workers", "limited_by", "per_worker", "total", "threads"),
+    SIZING_TABLE,
 )
 def test_marker_sizing_on_a_one_gpu_instance(
     tmp_path: Path,
@@ -265,6 +271,7 @@ def test_marker_sizing_on_a_one_gpu_instance(
     limited_by: str,
     per_worker: int | None,
     total: int | None,
+    threads: int,
 ) -> None:
     settings = load_settings(converter="marker", **overrides)
     gpu = gpu_info(0, 81000)
@@ -276,6 +283,7 @@ def test_marker_sizing_on_a_one_gpu_instance(
     assert len(plan.specs) == workers
     for spec in plan.specs:
         assert spec.env["CUDA_VISIBLE_DEVICES"] == gpu.uuid  # the servers it spawns: this GPU
+        assert spec.env["PAGEFLEET_CONVERT_THREADS"] == str(threads)
         if per_worker is None:
             assert "PAGEFLEET_MARKER_INFERENCE_PARALLEL" not in spec.env
         else:
@@ -343,6 +351,7 @@ def test_cpu_only_host_sizing(
 def test_detected_host_is_plausible() -> None:
     host = detect_host()
     assert 1 <= host.cpu_count <= (os.cpu_count() or 1)
+    assert 1 <= host.threads_per_core <= 8 and 1 <= host.physical_cores <= host.cpu_count
     assert 0 < host.memory_mb <= psutil.virtual_memory().total // 2**20
 
 

@@ -23,7 +23,7 @@ import botocore.session
 import pytest
 from botocore import xform_name
 
-from bench.fleet.config import GPUS
+from bench.fleet.config import FleetConfig
 from bench.fleet.prices import HOURS_PER_MONTH, Prices
 from cli import parser as pagefleet_parser
 from pagefleet.preflight import _QUOTAS
@@ -375,8 +375,9 @@ def test_every_script_run_is_the_repository_s() -> None:
 def test_the_costs_are_the_fleet_report_s() -> None:
     """The idle and busy figures of README step 12 (and terraform/README.md step 8), from the
     prices the fleet report used: NAT gateway hours, CloudWatch's alarm metrics and metrics,
-    the functions' idle SQS polling; a g6.xlarge's Spot and on-demand rates at max_runners."""
-    p, gpu = Prices(), GPUS["g6.xlarge"]
+    the functions' idle SQS polling; the simulator's default instance (terraform's first
+    gpu_instance_types) at its Spot and on-demand rates, times max_runners."""
+    p, gpu = Prices(), FleetConfig().gpu
     cloudwatch = (
         p.alarm_metrics * p.alarm_metric_per_month + p.custom_metrics * p.custom_metric_per_month
     ) / HOURS_PER_MONTH

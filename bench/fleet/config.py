@@ -56,7 +56,10 @@ class GpuProfile(BaseModel):
 
 # On-demand: AWS list prices (us-east-1, Linux). Spot: assumed 40% of on-demand (a typical
 # discount for these families; pass --set spot_per_h=... for a quoted price). vCPUs: the EC2
-# accelerated computing instance specifications; every default type is an xlarge with 4.
+# accelerated computing instance specifications, two hardware threads a core on every size.
+# Terraform's defaults are the .2xlarge sizes (8 vCPUs), the smallest whose cores keep their GPU
+# fed (mps/README.md); the .xlarge (4 vCPUs) stay for comparison.
+THREADS_PER_CORE = 2
 GPUS: dict[str, GpuProfile] = {
     "g6.xlarge": GpuProfile(
         instance_type="g6.xlarge",
@@ -82,6 +85,30 @@ GPUS: dict[str, GpuProfile] = {
         on_demand_per_h=1.861,
         spot_per_h=0.74,
     ),
+    "g6.2xlarge": GpuProfile(
+        instance_type="g6.2xlarge",
+        vcpus=8,
+        gpu="L4",
+        bandwidth_gbs=300,
+        on_demand_per_h=0.9776,
+        spot_per_h=0.39,
+    ),
+    "g5.2xlarge": GpuProfile(
+        instance_type="g5.2xlarge",
+        vcpus=8,
+        gpu="A10G",
+        bandwidth_gbs=600,
+        on_demand_per_h=1.212,
+        spot_per_h=0.48,
+    ),
+    "g6e.2xlarge": GpuProfile(
+        instance_type="g6e.2xlarge",
+        vcpus=8,
+        gpu="L40S",
+        bandwidth_gbs=864,
+        on_demand_per_h=2.24208,
+        spot_per_h=0.90,
+    ),
 }
 
 
@@ -91,7 +118,7 @@ class FleetConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     policy: ScalingPolicy = Field(default_factory=default_policy)
-    gpu: GpuProfile = GPUS["g6.xlarge"]  # terraform's gpu_instance_types, first choice
+    gpu: GpuProfile = GPUS["g6.2xlarge"]  # terraform's gpu_instance_types, first choice
     spot: bool = True  # terraform: on_demand_percentage_above_base_capacity = 0
     workers_per_task: int = 3  # terraform's workers_per_gpu
     chunk_pages: int = Settings.model_fields["chunk_pages"].default
@@ -109,8 +136,11 @@ class FleetConfig(BaseModel):
     )
     # marker 2.x's workers are CPU clients of the GPU's model servers (runner/worker_plan.py):
     # per page they open the PDF, extract the text layer, render page images and post-process.
+    # Measured by the marker CPU bench (bench/results/2026-12-05-marker-cpu): 0.16-0.20 CPU s a
+    # text-layer page in balanced mode (the 0.2 here: the real 16-page chunk), 0.55-0.75 a scan,
+    # whose GPU time (seconds a page) dwarfs it.
     worker_cpu_s_per_page: float = Field(
-        0.5, ge=0, description="CPU seconds of a worker's own work per page (not measured)."
+        0.2, ge=0, description="CPU seconds of a worker's own work per page, on one core."
     )
 
     # Queues (pagefleet/stack.py, pagefleet/settings.py).
@@ -215,9 +245,9 @@ class FleetConfig(BaseModel):
 
     @property
     def worker_cores(self) -> int:
-        """The cores the workers share: the instance's vCPUs less those runner/worker_plan.py
-        leaves to the model servers' CPU side."""
-        return max(1, self.gpu.vcpus - MARKER_SERVER_CORES)
+        """The cores the workers share: the instance's physical cores (two vCPUs each, the second
+        thread not counted) less those runner/worker_plan.py leaves to the model servers."""
+        return max(1, self.gpu.vcpus // THREADS_PER_CORE - MARKER_SERVER_CORES)
 
     def page_rates(self) -> dict[str, float]:
         """Pages per second of one task with every worker busy: the GPU's (text, OCR) and the
@@ -255,9 +285,10 @@ ESTIMATES: dict[str, str] = {
     "instance specifications",
     "text_page_s": "None: from the GPU profile, TEXT_OVER_OCR from Datalab's inference-mirror",
     "chunk_overhead_s": "estimate: receive, chunk PDF download, result upload",
-    "worker_cpu_s_per_page": "estimate pending issue 28's measurement: marker's client work per "
-    "page (PDF open, pdftext, page images, post-processing) on one core; the workers share the "
-    "vCPUs less runner/worker_plan.py's MARKER_SERVER_CORES (2)",
+    "worker_cpu_s_per_page": "measured (bench/results/2026-12-05-marker-cpu): marker's client "
+    "work per text-layer page in balanced mode (PDF open, pdftext, page images, post-processing) "
+    "on one core, against instant stub model servers; the workers share the physical cores "
+    "(vCPUs / 2) less runner/worker_plan.py's MARKER_SERVER_CORES (2)",
     "notification_delay_s": "estimate of S3 event -> SQS delivery",
     "split_per_page_s": "embedded stack bench: 0.2 s for 400 pages",
     "assemble_per_page_s": "embedded stack bench: 0.53 s for 400 pages",

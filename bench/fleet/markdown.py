@@ -342,10 +342,10 @@ def _cpu_section(doc: dict[str, Any]) -> list[str]:
         "## The workers' CPU beside the GPU",
         "",
         "marker's workers are CPU clients of the GPU's model servers: each page costs "
-        "`worker_cpu_s_per_page` of one core (an estimate until issue 28 measures it), on the "
-        "vCPUs less the two runner/worker_plan.py leaves to the servers, each worker on at most "
-        "one core. A chunk's GPU and CPU work overlap, so a busy task converts at the lower of "
-        "the two rates.",
+        "`worker_cpu_s_per_page` of one core (measured by the marker CPU bench), on the "
+        "physical cores (half the vCPUs) less the two runner/worker_plan.py leaves to the "
+        "servers, each worker on at most one core. A chunk's GPU and CPU work overlap, so a busy "
+        "task converts at the lower of the two rates.",
         "",
         "| instance | vCPUs | W | worker cores | CPU s/page | CPU pages/s | GPU text / OCR pages/s"
         " | text pages bound by | OCR pages bound by | text pages CPU-bound above CPU s/page |",
@@ -361,8 +361,8 @@ def _cpu_section(doc: dict[str, Any]) -> list[str]:
         )
     lines += [
         "",
-        "The steady workload on the default instance with the estimate and with four times it "
-        "(scenario `cpu-heavy`):",
+        "The steady workload on the default instance with the measured CPU per page and with "
+        "every page at a scan's (scenario `cpu-heavy`):",
         "",
         "| scenario | p50 s | p95 s | p99 s | GPU-h (busy) | tasks started | $/1000 pages |",
         "|---|---|---|---|---|---|---|",

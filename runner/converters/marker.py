@@ -89,6 +89,15 @@ def surya_environment(settings: Settings) -> dict[str, str]:
         env["VLLM_GPU_TYPE"] = settings.marker_vllm_gpu_type
     if settings.marker_layout_batch_size:
         env["FAST_LAYOUT_SERVER_MAX_BATCH"] = str(settings.marker_layout_batch_size)
+    if settings.convert_threads:
+        # PAGEFLEET_CONVERT_THREADS, the supervisor's share for each of W workers, caps the
+        # process's torch/OpenMP/BLAS pools, as marker's CLI caps each of its workers' (marker/
+        # scripts/convert.py:15-19 and 220-222); torch reads it when first imported, after this.
+        # The servers the first worker spawns inherit it, as the CLI's servers do.
+        threads = str(settings.convert_threads)
+        env |= {
+            name: threads for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+        }
     return env
 
 
