@@ -29,8 +29,8 @@ from typing import Any
 
 OCR_TEXT = "Recognised by the stub OCR model."
 VLM_MODEL = "datalab-to/surya-ocr-2"
-# How a request can fail: an error status with vLLM's error body (vllm/entrypoints/openai/
-# protocol.py, ErrorResponse), a 200 whose body is cut off mid-JSON, a reply whose layout is not
+# How a request can fail: an error status with vLLM's error body (ErrorResponse: one "error"
+# object, as OpenAI's API has it), a 200 whose body is cut off mid-JSON, a reply whose layout is not
 # the JSON surya parses (surya/inference/parsers.py:parse_layout), and a server that takes the
 # request and never answers. A reply slower than the client's timeout is ``delay_s``.
 FAILURES = ("http_500", "malformed_body", "malformed_layout", "never_answers")
@@ -161,7 +161,7 @@ class StubServer:
                         time.sleep(stub.delay_s)
                     if failure == "http_500":
                         error = {"message": "stub engine error", "type": "InternalServerError"}
-                        return self._reply(500, {"object": "error", **error, "code": 500})
+                        return self._reply(500, {"error": {**error, "param": None, "code": 500}})
                     reply = handler(body)
                 finally:
                     with stub._lock:
