@@ -4,9 +4,11 @@
 #   docker/push_image.sh runner [TAG]   build docker/runner.Dockerfile for linux/amd64, tag it TAG
 #                                       (default: the git revision), push it, and write
 #                                       terraform/runner-image.auto.tfvars.json
-#   docker/push_image.sh vllm SOURCE    copy SOURCE (e.g. vllm/vllm-openai:v0.20.1, linux/amd64)
-#                                       into the <name>-vllm repository under the same tag, and
-#                                       write terraform/vllm-image.auto.tfvars.json
+#   docker/push_image.sh vllm SOURCE    build docker/vllm.Dockerfile on SOURCE (e.g.
+#                                       vllm/vllm-openai:v0.20.1) for linux/amd64, surya's OCR
+#                                       weights baked in, push it to the <name>-vllm repository
+#                                       as <SOURCE's tag>-<WEIGHTS_TAG>, and write
+#                                       terraform/vllm-image.auto.tfvars.json
 #
 # `make runner-image` and `make vllm-image` run it. It needs the AWS CLI, Docker with buildx, and
 # the repositories in the Terraform state (`make image-repositories` or a first `make deploy`).
@@ -87,13 +89,17 @@ else
     *) die "give the vLLM image with a version tag, e.g. vllm/vllm-openai:v0.20.1" ;;
   esac
   case "$tag" in */*) die "give the vLLM image with a version tag, e.g. vllm/vllm-openai:v0.20.1" ;; esac
+  # The weights are surya-ocr-2's `main` at build time; a tag already pushed is kept (tags are
+  # immutable), so a newer `main` needs a new WEIGHTS_TAG (`make vllm-image VLLM_WEIGHTS_TAG=...`).
+  tag="$tag-${WEIGHTS_TAG:-surya-ocr-2}"
   if pushed "$repository" "$tag"; then
-    echo "$url:$tag is already in the repository: not copied again"
+    echo "$url:$tag is already in the repository: not built again"
   else
-    docker pull --platform linux/amd64 "$source_image"
-    docker tag "$source_image" "$url:$tag"
-    docker push "$url:$tag"
+    docker buildx build --platform linux/amd64 --provenance=false \
+      -f docker/vllm.Dockerfile --build-arg "VLLM_IMAGE=$source_image" -t "$url:$tag" --push .
   fi
-  printf '{\n  "vllm_image": "%s"\n}\n' "$url:$tag" >"$TF_DIR/vllm-image.auto.tfvars.json"
-  echo "vllm_image = \"$url:$tag\" written to $TF_DIR/vllm-image.auto.tfvars.json; \`make deploy\` uses it"
+  # The image runs offline (HF_HUB_OFFLINE=1 in the task too): it holds the weights.
+  printf '{\n  "vllm_image": "%s",\n  "vllm_image_has_weights": true\n}\n' "$url:$tag" \
+    >"$TF_DIR/vllm-image.auto.tfvars.json"
+  echo "vllm_image = \"$url:$tag\" (with the weights) written to $TF_DIR/vllm-image.auto.tfvars.json; \`make deploy\` uses it"
 fi

@@ -6,9 +6,11 @@
 #   make runner-image   build docker/runner.Dockerfile for linux/amd64, tag it with the git
 #                       revision (RUNNER_IMAGE_TAG=... to choose), push it to ECR and write the
 #                       tag to terraform/runner-image.auto.tfvars.json, which `make deploy` reads
-#   make vllm-image     copy the vLLM sidecar image (VLLM_IMAGE) into ECR, so instances pull it
-#                       from ECR instead of Docker Hub through NAT; writes
-#                       terraform/vllm-image.auto.tfvars.json
+#   make vllm-image     build the vLLM sidecar image (docker/vllm.Dockerfile: VLLM_IMAGE with
+#                       surya's OCR weights baked in) and push it to ECR, so instances pull it
+#                       from ECR instead of Docker Hub and download no weights; writes
+#                       terraform/vllm-image.auto.tfvars.json (VLLM_WEIGHTS_TAG=... names a
+#                       rebuild with the weights' newer `main`)
 #
 # Both need the repositories in the Terraform state first: `make image-repositories` (or a
 # deploy); both take TF_BACKEND_CONFIG like deploy when the state is in S3.
@@ -19,12 +21,13 @@ RUNNER_SHELL_SCRIPTS = $(wildcard mps/*.sh docker/*.sh) scripts/gpu-smoke
 RUNNER_IMAGE_TAG ?=
 # The default of var.vllm_image in terraform/variables.tf (tests/test_terraform.py keeps them equal).
 VLLM_IMAGE ?= vllm/vllm-openai:v0.20.1
+VLLM_WEIGHTS_TAG ?= surya-ocr-2
 
 .PHONY: lint-docker lint-shell runner-image vllm-image
 
 # $(STAMP) is the top-level Makefile's "venv installed" marker; empty when run on its own.
 lint-docker: $(STAMP)
-	$(VENV)/bin/hadolint --config docker/.hadolint.yaml docker/runner.Dockerfile
+	$(VENV)/bin/hadolint --config docker/.hadolint.yaml docker/runner.Dockerfile docker/vllm.Dockerfile
 
 lint-shell: $(STAMP)
 	$(VENV)/bin/shellcheck -x $(RUNNER_SHELL_SCRIPTS)
@@ -34,7 +37,7 @@ runner-image: terraform-init
 	TF_DIR=$(TF_DIR) TF=$(TF) docker/push_image.sh runner $(RUNNER_IMAGE_TAG)
 
 vllm-image: terraform-init
-	TF_DIR=$(TF_DIR) TF=$(TF) docker/push_image.sh vllm $(VLLM_IMAGE)
+	TF_DIR=$(TF_DIR) TF=$(TF) WEIGHTS_TAG=$(VLLM_WEIGHTS_TAG) docker/push_image.sh vllm $(VLLM_IMAGE)
 
 # --- the runner image's Python environment, outside Docker (no Docker engine here) ---
 #
@@ -42,10 +45,12 @@ vllm-image: terraform-init
 #                         side venv of several GB (torch), then the test tools on top
 #   make runner-lock      the same from scratch, ignoring docker/runner.lock, and rewrite that
 #                         lock from the result (after changing requirements.lock or marker's pin)
-#   make marker-contract  tests/test_marker_contract.py (the real marker-pdf against stub model
-#                         servers), tests/test_marker.py and tests/test_gpu_smoke.py there;
-#                         output, versions and timings under $(MARKER_RESULTS), which is
-#                         committed (the install alone takes longer than `make test` may)
+#   make marker-contract  tests/test_marker_contract.py (the real marker-pdf, the layout and
+#                         OCR-error servers surya spawns on random-initialised weights, a stub
+#                         VLM), tests/test_marker.py and tests/test_gpu_smoke.py there; output,
+#                         versions and timings under $(MARKER_RESULTS), which is committed (the
+#                         install alone takes longer than `make test` may, the contract test
+#                         about ten minutes on 2 busy cores)
 PYTHON ?= python3
 MARKER_VENV ?= .venv-marker
 MARKER_RESULTS ?= bench/results/$(shell date +%F)-marker-contract

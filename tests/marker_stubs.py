@@ -1,25 +1,19 @@
-"""Stand-ins for marker 2.x's model servers that speak their real protocols, for the contract
-test of runner/converters/marker.py (tests/test_marker_contract.py). No weights are needed.
+"""A stand-in for the OCR VLM marker 2.x calls (vLLM's OpenAI-compatible server, the ECS
+task's sidecar) that speaks its real protocol, for the contract test of
+runner/converters/marker.py (tests/test_marker_contract.py). No weights are needed.
 
-Read from surya-ocr 0.22.1:
+Read from surya-ocr 0.22.1: ``GET /health``, ``GET /v1/models``, ``POST /v1/chat/completions``
+with one page or block image and one of surya's prompts (``surya/inference/prompts.py``):
+layout as a JSON array of ``{"label", "bbox": "x0 y0 x1 y1" (0-1000), "count"}``, a block as
+HTML, a full page as ``<div data-label data-bbox>`` blocks, table structure as a JSON array
+(``surya/inference/parsers.py``).
 
-- The layout (rf-detr) and OCR-error servers are surya's batch service
-  (``surya/common/batch_service/server.py``): ``GET /health``, ``GET /v1/models`` (the client
-  refuses a server reporting another model name), ``POST /v1/infer`` with ``{"items": [...],
-  "params": {...}}`` answered by ``{"results": [...]}`` aligned to the items. Layout items are
-  base64 PNG pages and results ``{"bboxes": [{"polygon", "label", "raw_label", "position",
-  "confidence", "count"}], "image_bbox", "error"}`` in the page image's pixels, labels relabelled
-  as ``surya.layout.label.LAYOUT_PRED_RELABEL`` does (``surya/fast_layout/server.py``);
-  OCR-error items are texts and results ``{"label": "good"|"bad", "score"}``.
-- The OCR VLM is an OpenAI-compatible server (vLLM): ``GET /health``, ``GET /v1/models``,
-  ``POST /v1/chat/completions`` with one page or block image and one of surya's prompts
-  (``surya/inference/prompts.py``): layout as a JSON array of ``{"label", "bbox": "x0 y0 x1 y1"
-  (0-1000), "count"}``, a block as HTML, a full page as ``<div data-label data-bbox>`` blocks,
-  table structure as a JSON array (``surya/inference/parsers.py``).
+The "model" is honest about the pages it is given: the layout is read off the page image (ink
+rows grouped into text blocks, the red area of the test PDF's picture as an image block), and
+recognised text is a fixed sentence, so a test can tell OCR output from the text layer.
 
-The "models" are honest about the pages they are given: the layout is read off the page image
-(ink rows grouped into text blocks, the red area of the test PDF's picture as an image block),
-and recognised text is a fixed sentence, so a test can tell OCR output from the text layer.
+It can also fail as a sick server does (:data:`FAILURES`, :meth:`StubServer.fail`), on the
+requests only: ``/health`` stays green, as vLLM's does while its engine is stuck or erring.
 """
 
 from __future__ import annotations
@@ -35,6 +29,11 @@ from typing import Any
 
 OCR_TEXT = "Recognised by the stub OCR model."
 VLM_MODEL = "datalab-to/surya-ocr-2"
+# How a request can fail: an error status with vLLM's error body (ErrorResponse: one "error"
+# object, as OpenAI's API has it), a 200 whose body is cut off mid-JSON, a reply whose layout is not
+# the JSON surya parses (surya/inference/parsers.py:parse_layout), and a server that takes the
+# request and never answers. A reply slower than the client's timeout is ``delay_s``.
+FAILURES = ("http_500", "malformed_body", "malformed_layout", "never_answers")
 
 
 def page_blocks(image: Any) -> list[tuple[str, tuple[int, int, int, int]]]:
@@ -79,6 +78,8 @@ class StubServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.delay_s = 0.0
+        self.failure: str | None = None
+        self._answer = threading.Event()  # set: requests held by "never_answers" end
         self._lock = threading.Lock()
         self._routes: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -96,7 +97,17 @@ class StubServer:
         self._thread.start()
         return self
 
+    def fail(self, failure: str | None) -> None:
+        """Fail every request from now on as ``failure`` says (one of :data:`FAILURES`), or
+        answer them again (None); requests held unanswered are let go."""
+        if failure is not None and failure not in FAILURES:
+            raise ValueError(f"unknown failure {failure!r}")
+        self._answer.set()
+        self._answer = threading.Event()
+        self.failure = failure
+
     def stop(self) -> None:
+        self._answer.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -110,12 +121,17 @@ class StubServer:
                 pass
 
             def _reply(self, code: int, payload: dict[str, Any]) -> None:
-                body = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self._send(code, json.dumps(payload).encode())
+
+            def _send(self, code: int, body: bytes) -> None:
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (its timeout), as it should
 
             def do_GET(self) -> None:
                 path = self.path.rstrip("/")
@@ -135,67 +151,26 @@ class StubServer:
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
                     stub.requests.append(body)
+                    failure, answer = stub.failure, stub._answer
                 try:
+                    if failure == "never_answers":
+                        answer.wait()
+                        self.close_connection = True
+                        return None
                     if stub.delay_s:
                         time.sleep(stub.delay_s)
+                    if failure == "http_500":
+                        error = {"message": "stub engine error", "type": "InternalServerError"}
+                        return self._reply(500, {"error": {**error, "param": None, "code": 500}})
                     reply = handler(body)
                 finally:
                     with stub._lock:
                         stub.in_flight -= 1
+                if failure == "malformed_body":
+                    return self._send(200, json.dumps(reply).encode()[:40])
                 self._reply(200, reply)
 
         return Handler
-
-
-def layout_server(model_name: str) -> StubServer:
-    """surya's fast-layout batch server: pages in, rf-detr-style boxes out."""
-
-    def infer(body: dict[str, Any]) -> dict[str, Any]:
-        # Imported here: surya reads its settings from the environment on first import, and a
-        # test points them at these servers only once they listen.
-        from surya.layout.label import LAYOUT_PRED_RELABEL
-
-        results = []
-        for item in body["items"]:
-            image = _decode_image(item)
-            boxes = [
-                {
-                    "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]],
-                    "label": LAYOUT_PRED_RELABEL.get(raw, raw),
-                    "raw_label": raw,
-                    "position": position,
-                    "confidence": 0.99,
-                    "count": 0,
-                }
-                for position, (raw, (x0, y0, x1, y1)) in enumerate(page_blocks(image))
-            ]
-            results.append(
-                {
-                    "bboxes": boxes,
-                    "image_bbox": [0.0, 0.0, image.width, image.height],
-                    "error": False,
-                }
-            )
-        return {"results": results}
-
-    server = StubServer(model_name)
-    server.route("POST", "/v1/infer", infer)
-    return server
-
-
-def ocr_error_server(model_name: str, bad_words: tuple[str, ...] = ()) -> StubServer:
-    """surya's OCR-error batch server: a text is "bad" when it holds one of ``bad_words``."""
-
-    def infer(body: dict[str, Any]) -> dict[str, Any]:
-        results = []
-        for text in body["items"]:
-            bad = any(word in text for word in bad_words)
-            results.append({"label": "bad" if bad else "good", "score": 0.99 if bad else 0.01})
-        return {"results": results}
-
-    server = StubServer(model_name)
-    server.route("POST", "/v1/infer", infer)
-    return server
 
 
 def vlm_server() -> StubServer:
@@ -208,11 +183,13 @@ def vlm_server() -> StubServer:
             for v, size in ((x0, width), (y0, height), (x1, width), (y1, height))
         )
 
-    def answer(prompt: str, image: Any) -> str:
+    def answer(prompt: str, image: Any, failure: str | None) -> str:
         from surya.inference.prompts import PROMPT_MAPPING
 
         blocks = page_blocks(image)
         if prompt == PROMPT_MAPPING["layout"]:
+            if failure == "malformed_layout":
+                return '[{"label": "Text", "bbox": "100 1'  # cut off at the token limit
             return json.dumps(
                 [
                     {"label": raw, "bbox": norm(box, image.width, image.height), "count": 50}
@@ -235,7 +212,7 @@ def vlm_server() -> StubServer:
         parts = {part["type"]: part for part in message["content"]}
         image_url = parts["image_url"]["image_url"]["url"]
         image = _decode_image(image_url.split(",", 1)[1])
-        content = answer(parts["text"]["text"], image)
+        content = answer(parts["text"]["text"], image, server.failure)
         tokens = max(1, len(content) // 4)
         logprobs = {
             "content": [{"token": "x", "logprob": -0.01, "bytes": [120], "top_logprobs": []}]

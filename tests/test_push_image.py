@@ -143,17 +143,23 @@ def test_runner_image_tag_is_the_commit_and_needs_a_clean_tree(
     assert not [c for c in calls if c.startswith("docker buildx")]
 
 
-def test_vllm_image_is_mirrored_into_ecr_under_its_version(push_image: Any) -> None:
+def test_vllm_image_is_built_with_the_weights_and_pushed_under_its_version(
+    push_image: Any,
+) -> None:
     result, calls, tf_dir = push_image("vllm", "vllm/vllm-openai:v0.20.1")
     assert result.returncode == 0, result.stderr
+    tag = f"{REPO_URL}-vllm:v0.20.1-surya-ocr-2"
     assert [c for c in calls if c.startswith("docker") and "login" not in c] == [
-        "docker pull --platform linux/amd64 vllm/vllm-openai:v0.20.1",
-        f"docker tag vllm/vllm-openai:v0.20.1 {REPO_URL}-vllm:v0.20.1",
-        f"docker push {REPO_URL}-vllm:v0.20.1",
+        "docker buildx build --platform linux/amd64 --provenance=false -f docker/vllm.Dockerfile "
+        f"--build-arg VLLM_IMAGE=vllm/vllm-openai:v0.20.1 -t {tag} --push ."
     ]
     assert json.loads((tf_dir / "vllm-image.auto.tfvars.json").read_text()) == {
-        "vllm_image": f"{REPO_URL}-vllm:v0.20.1"
+        "vllm_image": tag,
+        "vllm_image_has_weights": True,
     }
+    result, calls, _ = push_image("vllm", "vllm/vllm-openai:v0.20.1", STUB_PUSHED="1")
+    assert result.returncode == 0 and "not built again" in result.stdout
+    assert not [c for c in calls if c.startswith("docker buildx")]
     result, _, _ = push_image("vllm", "vllm/vllm-openai:latest")
     assert result.returncode != 0 and "version tag" in result.stderr
 
