@@ -331,6 +331,46 @@ def test_a_server_that_fails_to_start_fails_the_start_with_surya_s_reason(
         ModelServers([OCR_ERROR], {OCR_ERROR.model: spawn_fails}, _settings()).start()
 
 
+def test_a_server_that_exits_while_starting_fails_the_start_at_once(surya_home: Path) -> None:
+    """surya writes the sentinel, then polls /health for the whole start limit without looking
+    at the process (spawn.py:299-351): a server that dies as it loads would hold the start for
+    300 s. The warm-up sees the sentinel's process gone and fails the start then."""
+    release = threading.Event()
+
+    def spawns_a_server_that_dies(texts: list[str]) -> None:
+        with open(OCR_ERROR.log(), "ab") as log_file:
+            process = subprocess.Popen(
+                [sys.executable, "-c", "raise SystemExit('no weights in the cache')"],
+                stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        OCR_ERROR.sentinel().write_text(json.dumps({"port": _free_port(), "pid": process.pid}))
+        release.wait()  # surya's wait_for_health, which never sees the process end
+
+    servers = ModelServers(
+        [OCR_ERROR],
+        {OCR_ERROR.model: spawns_a_server_that_dies},
+        _settings(marker_server_startup_timeout_s=120),
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(ModelServerError, match=r"ocr_error server \(pid \d+\) exited while"):
+            servers.start()
+    finally:
+        release.set()
+    assert time.monotonic() - started < 60  # not the start limit
+
+
+def test_an_old_sentinel_of_a_dead_server_does_not_fail_the_start(surya_home: Path) -> None:
+    """A sentinel left by a server that died before this start names a process that is gone;
+    surya replaces such a server (spawn.py:276-299), so the warm-up waits for the new one."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    OCR_ERROR.sentinel().write_text(json.dumps({"port": _free_port(), "pid": dead.pid}))
+    ModelServers([OCR_ERROR], fake_models(), _settings()).start()
+    sentinel = read_sentinel(OCR_ERROR)
+    assert sentinel is not None and sentinel["pid"] != dead.pid
+
+
 # --- the servers' logs ---
 
 

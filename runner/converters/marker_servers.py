@@ -65,6 +65,8 @@ HOST = "127.0.0.1"
 PROBE_MAX_S = 60.0
 LOCK_POLL_S = 0.1
 FORWARD_POLL_S = 1.0
+# How often a warm-up looks whether the server it waits for is still alive.
+WATCH_S = 0.5
 # Bounds on what the forwarder holds: one read, and one line (a longer one is cut).
 READ_MAX = 64 * 1024
 LINE_MAX = 4096
@@ -185,6 +187,15 @@ def surya_lock(server: Server, deadline_s: float) -> Iterator[None]:
         os.close(fd)
 
 
+def _exited(pid: int) -> bool:
+    """Ended, or a zombie its spawner has not reaped (surya's Popen child is reaped only when the
+    spawner waits on it, which it does not while it polls ``/health``)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def _serves_on(pid: int, port: int) -> bool:
     """The process is a server spawned for this port (client.py:48-61 passes ``--port P``), not
     another that took a dead server's pid."""
@@ -254,9 +265,13 @@ class ModelServers:
             except BaseException as exc:
                 failure.append(exc)
 
+        before = read_sentinel(server)
         thread = threading.Thread(target=call, name=f"warm-{server.backend}", daemon=True)
         thread.start()
-        thread.join(self.startup_s + self.probe_s)
+        deadline = time.monotonic() + self.startup_s + self.probe_s
+        while thread.is_alive() and time.monotonic() < deadline:
+            thread.join(WATCH_S)
+            self._raise_if_it_died_starting(server, before)
         if thread.is_alive():
             raise ModelServerError(
                 f"marker's {server.backend} server did not answer a request within "
@@ -266,6 +281,23 @@ class ModelServers:
             raise ModelServerError(
                 f"marker's {server.backend} server failed to start: {failure[0]}"
             ) from failure[0]
+
+    @staticmethod
+    def _raise_if_it_died_starting(server: Server, before: dict[str, Any] | None) -> None:
+        """surya polls ``/health`` of a server it spawned for the whole start limit, even after
+        the server has exited (spawn.py:58-66, 339-351: no look at the process), so a server that
+        crashes as it loads (no weights, no GPU memory) would hold the start for 300 s. The
+        sentinel surya writes before that wait names the process: once it is gone, so is the
+        start. Only a sentinel written since the warm-up began counts: an older one may name a
+        server that died long ago, which surya replaces."""
+        sentinel = read_sentinel(server)
+        pid = sentinel.get("pid") if sentinel else None
+        if sentinel == before or not isinstance(pid, int) or not _exited(pid):
+            return
+        raise ModelServerError(
+            f"marker's {server.backend} server (pid {pid}) exited while starting "
+            f"(its log: {server.log()})"
+        )
 
 
 @dataclass
