@@ -32,3 +32,11 @@ output "stall_alarm_arn" {
   description = "ARN of the alarm that stops the runners when chunks wait with none in flight for stall_minutes (null without one)."
   value       = try(aws_cloudwatch_metric_alarm.stalled[0].arn, null)
 }
+
+output "scaling_target" {
+  description = "What is scaled on what: the service (Application Auto Scaling's resource ID) and the queue whose backlog its policies and alarms read (null without create)."
+  value = var.create ? {
+    resource_id = aws_appautoscaling_target.this[0].resource_id
+    queue_name  = local.queue_dimensions.QueueName
+  } : null
+}
