@@ -258,3 +258,25 @@ run "an_unknown_runner_kind_refused" {
 
   expect_failures = [var.runner_kind]
 }
+
+run "a_stop_timeout_past_fargates_120_s_refused" {
+  command = plan
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    kind             = "cpu"
+    name             = "pf"
+    vpc_id           = "vpc-123"
+    subnet_ids       = ["subnet-1"]
+    stop_timeout_s   = 130
+    bucket_arn       = "arn:aws:s3:::pf-bucket"
+    chunks_queue_arn = "arn:aws:sqs:us-east-1:123456789012:pf-chunks"
+    kms_key_arn      = "arn:aws:kms:us-east-1:123456789012:key/test"
+    image_tag        = "0123456789ab"
+  }
+
+  expect_failures = [aws_ecs_task_definition.cpu]
+}

@@ -860,6 +860,12 @@ resource "aws_ecs_task_definition" "cpu" {
     }
 
     precondition {
+      # Fargate's most: https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerDefinition.html (stopTimeout).
+      condition     = var.stop_timeout_s <= 120
+      error_message = "A Fargate container gets at most 120 s between SIGTERM and SIGKILL, and the runner's stopTimeout is the drain timeout plus 15 s (${var.stop_timeout_s} s): set drain_timeout_s to 105 s or less for runner_kind = \"cpu\"."
+    }
+
+    precondition {
       # Each worker's conversion budget and overhead, and the supervisor's reserve, fit the task.
       condition     = local.cpu_task.workers * (local.cpu_task.convert_memory_mb + 256) + local.cpu_task.reserved_mib <= local.cpu_task.memory_mib && local.cpu_task.workers <= local.cpu_task.cpu / 1024
       error_message = "cpu_task.json: ${local.cpu_task.workers} workers of ${local.cpu_task.convert_memory_mb} + 256 MiB and ${local.cpu_task.reserved_mib} MiB reserved must fit ${local.cpu_task.memory_mib} MiB, one worker per vCPU at most."
