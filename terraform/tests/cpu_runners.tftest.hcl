@@ -78,9 +78,9 @@ run "a_cpu_runner_is_one_fargate_container_without_gpu" {
     condition = (
       length(aws_launch_template.this) + length(aws_autoscaling_group.this) + length(aws_ecs_capacity_provider.this) +
       length(aws_ecs_cluster_capacity_providers.this) + length(aws_iam_role.instance) + length(aws_iam_instance_profile.this) +
-      length(data.aws_ssm_parameter.ami) + length(aws_ecr_repository.vllm) + length(aws_ecs_task_definition.this) == 0
+      length(data.aws_ssm_parameter.ami) + length(aws_ecs_task_definition.this) == 0
     )
-    error_message = "no GPU instances: no AMI, launch template, auto scaling group, capacity provider, instance role, vLLM repository or GPU task definition"
+    error_message = "no GPU instances: no AMI, launch template, auto scaling group, capacity provider, instance role or GPU task definition"
   }
 
   assert {
@@ -130,6 +130,11 @@ run "a_cpu_runner_is_one_fargate_container_without_gpu" {
   assert {
     condition     = [for s in jsondecode(aws_iam_role_policy.execution[0].policy).Statement : s.Resource if s.Sid == "PullImages"] == [["arn:aws:ecr:us-east-1:123456789012:repository/pf"]]
     error_message = "the execution role pulls the runner image only: there is no sidecar image"
+  }
+
+  assert {
+    condition     = length(aws_ecr_repository.vllm) == 1
+    error_message = "the vLLM mirror's repository stays with kind cpu: switching kinds deletes no repository that holds images, and the mirror can be made before the GPU quota arrives"
   }
 
   assert {

@@ -206,8 +206,10 @@ resource "aws_ecr_lifecycle_policy" "this" {
 # instead of from Docker Hub through the NAT gateway. A pull-through cache rule would do the
 # same, but for Docker Hub it needs Docker Hub credentials in Secrets Manager; the mirror step
 # needs only the Docker client that `make runner-image` needs anyway.
+# Kept with kind cpu too: switching kinds neither deletes a repository that holds images nor
+# waits for one, and the mirror can be made before the GPU quota arrives.
 resource "aws_ecr_repository" "vllm" {
-  count = local.gpu ? 1 : 0
+  count = var.create ? 1 : 0
 
   name                 = "${var.name}-vllm"
   image_tag_mutability = "IMMUTABLE"
@@ -226,7 +228,7 @@ resource "aws_ecr_repository" "vllm" {
 }
 
 resource "aws_ecr_lifecycle_policy" "vllm" {
-  count = local.gpu ? 1 : 0
+  count = var.create ? 1 : 0
 
   repository = aws_ecr_repository.vllm[0].name
   policy = jsonencode({
@@ -544,7 +546,7 @@ resource "aws_iam_role_policy" "execution" {
         Sid      = "PullImages"
         Effect   = "Allow"
         Action   = ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"]
-        Resource = concat(aws_ecr_repository.this[*].arn, aws_ecr_repository.vllm[*].arn)
+        Resource = concat(aws_ecr_repository.this[*].arn, local.gpu ? aws_ecr_repository.vllm[*].arn : [])
       },
       {
         Sid      = "DecryptImageLayers"
