@@ -48,6 +48,39 @@ mock_provider "aws" {
   }
 }
 
+# The same made-up values, made at apply (the switching runs below apply twice over one state).
+mock_provider "aws" {
+  alias = "applied"
+
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
+  mock_data "aws_partition" {
+    defaults = { partition = "aws" }
+  }
+  mock_data "aws_region" {
+    defaults = { name = "us-east-1" }
+  }
+  mock_data "aws_ssm_parameter" {
+    defaults = { value = "ami-0123456789abcdef0" }
+  }
+  mock_resource "aws_ecr_repository" {
+    defaults = { repository_url = "123456789012.dkr.ecr.us-east-1.amazonaws.com/pf", arn = "arn:aws:ecr:us-east-1:123456789012:repository/pf" }
+  }
+  mock_resource "aws_cloudwatch_log_group" {
+    defaults = { arn = "arn:aws:logs:us-east-1:123456789012:log-group:/ecs/pf" }
+  }
+  mock_resource "aws_iam_role" {
+    defaults = { arn = "arn:aws:iam::123456789012:role/pf" }
+  }
+  mock_resource "aws_iam_instance_profile" {
+    defaults = { arn = "arn:aws:iam::123456789012:instance-profile/pf" }
+  }
+  mock_resource "aws_autoscaling_group" {
+    defaults = { arn = "arn:aws:autoscaling:us-east-1:123456789012:autoScalingGroup:x:autoScalingGroupName/pf" }
+  }
+}
+
 run "a_cpu_runner_is_one_fargate_container_without_gpu" {
   command = plan
 
@@ -284,4 +317,80 @@ run "a_stop_timeout_past_fargates_120_s_refused" {
   }
 
   expect_failures = [aws_ecs_task_definition.cpu]
+}
+
+# Switching kinds, applied against the mocked provider (whose ids are made up at each create):
+# gpu -> cpu -> gpu. The provider keeps a launch type the configuration stops setting, so
+# without its replacement the service would stay on Fargate after the switch back.
+run "switch_applied_gpu" {
+  command   = apply
+  providers = { aws = aws.applied }
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    kind             = "gpu"
+    name             = "pf"
+    vpc_id           = "vpc-123"
+    subnet_ids       = ["subnet-1"]
+    mps_dir          = "tests/fixtures/mps"
+    bucket_arn       = "arn:aws:s3:::pf-bucket"
+    chunks_queue_arn = "arn:aws:sqs:us-east-1:123456789012:pf-chunks"
+    kms_key_arn      = "arn:aws:kms:us-east-1:123456789012:key/test"
+    image_tag        = "0123456789ab"
+  }
+}
+
+run "switch_applied_cpu" {
+  command   = apply
+  providers = { aws = aws.applied }
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    kind             = "cpu"
+    name             = "pf"
+    vpc_id           = "vpc-123"
+    subnet_ids       = ["subnet-1"]
+    mps_dir          = "tests/fixtures/mps"
+    bucket_arn       = "arn:aws:s3:::pf-bucket"
+    chunks_queue_arn = "arn:aws:sqs:us-east-1:123456789012:pf-chunks"
+    kms_key_arn      = "arn:aws:kms:us-east-1:123456789012:key/test"
+    image_tag        = "0123456789ab"
+  }
+
+  assert {
+    condition     = output.service_arn != run.switch_applied_gpu.service_arn && aws_ecs_service.this[0].launch_type == "FARGATE"
+    error_message = "gpu -> cpu: a new service, on Fargate"
+  }
+}
+
+run "switch_applied_back_to_gpu" {
+  command   = apply
+  providers = { aws = aws.applied }
+
+  module {
+    source = "./modules/runners"
+  }
+
+  variables {
+    kind             = "gpu"
+    name             = "pf"
+    vpc_id           = "vpc-123"
+    subnet_ids       = ["subnet-1"]
+    mps_dir          = "tests/fixtures/mps"
+    bucket_arn       = "arn:aws:s3:::pf-bucket"
+    chunks_queue_arn = "arn:aws:sqs:us-east-1:123456789012:pf-chunks"
+    kms_key_arn      = "arn:aws:kms:us-east-1:123456789012:key/test"
+    image_tag        = "0123456789ab"
+  }
+
+  assert {
+    condition     = output.service_arn != run.switch_applied_cpu.service_arn && length(aws_ecs_service.this[0].capacity_provider_strategy) == 1
+    error_message = "cpu -> gpu: a new service on the capacity provider, not the Fargate one updated in place (whose launch type the provider would keep)"
+  }
 }

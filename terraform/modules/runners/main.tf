@@ -877,6 +877,12 @@ resource "aws_ecs_task_definition" "cpu" {
   tags = var.tags
 }
 
+# The provider keeps a launch type the configuration no longer sets (it is Computed), so the
+# service would stay FARGATE after a switch back to gpu: a new kind replaces the service.
+resource "terraform_data" "kind" {
+  triggers_replace = var.kind
+}
+
 resource "aws_ecs_service" "this" {
   count = var.create ? 1 : 0
 
@@ -917,7 +923,8 @@ resource "aws_ecs_service" "this" {
 
   lifecycle {
     # Application Auto Scaling owns the desired count.
-    ignore_changes = [desired_count]
+    ignore_changes       = [desired_count]
+    replace_triggered_by = [terraform_data.kind]
   }
 
   depends_on = [aws_ecs_cluster_capacity_providers.this]

@@ -28,6 +28,11 @@ output "service_name" {
   value       = try(aws_ecs_service.this[0].name, null)
 }
 
+output "service_arn" {
+  description = "ARN of the runner ECS service (a new one when kind changes: the service is replaced)."
+  value       = try(aws_ecs_service.this[0].id, null)
+}
+
 output "task_definition_arn" {
   description = "ARN of the runner task definition."
   value       = one(concat(aws_ecs_task_definition.this[*].arn, aws_ecs_task_definition.cpu[*].arn))
