@@ -22,6 +22,7 @@ INPUTS = (
     "pagefleet/stack.py",
     "runner/worker_plan.py",
     "terraform/stack.json",
+    "terraform/modules/runners/cpu_task.json",
 )
 
 
