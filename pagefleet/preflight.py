@@ -134,7 +134,7 @@ def gpu_quota_check(
         vcpus,
         quota_response,
         region,
-        "new accounts: hours to days",
+        'new accounts: hours to days; meanwhile runner_kind = "cpu" converts on Fargate',
     )
 
 

@@ -194,6 +194,7 @@ def test_a_new_account_gets_a_line_with_a_fix_for_each_thing_it_lacks(
     }
     assert "--quota-code L-DB2E81BA --desired-value 4" in failed["on-demand G vCPUs"]["fix"]
     assert "--quota-code L-3819A6DF --desired-value 8" in failed["spot G vCPUs"]["fix"]
+    assert 'meanwhile runner_kind = "cpu"' in failed["spot G vCPUs"]["fix"]
     assert "2 x 4" in failed["spot G vCPUs"]["found"]  # two Spot g6/g5/g6e.xlarge, 4 vCPUs each
     assert "8 to reserve" in failed["Lambda concurrency"]["found"]
     assert "create_ecs_service_linked_role = true" in failed["ECS service-linked role"]["fix"]
