@@ -2,7 +2,8 @@
 check says what it found and, where it falls short, the one thing to do about it.
 
 A new account lets ``terraform apply`` succeed and then runs nothing: no GPU instance launches
-on a quota of 0 vCPUs, a Lambda reservation fails the apply on a concurrency quota of 10, the
+on a quota of 0 vCPUs (``runner_kind = "cpu"`` runs Fargate tasks instead, on the account's
+Fargate vCPU quota), a Lambda reservation fails the apply on a concurrency quota of 10, the
 capacity provider needs ECS's service-linked role, a runner subnet without a route out never
 downloads the OCR model, a task never starts without its image. Every one of these is a
 question the account answers in a second; raising a GPU quota takes hours to days, so the
@@ -37,10 +38,11 @@ LAMBDA_UNRESERVED_FLOOR = 100
 
 
 class Quota(NamedTuple):
-    """An EC2 vCPU quota of Service Quotas (service code ec2), in vCPUs."""
+    """A vCPU quota of Service Quotas, in vCPUs."""
 
     code: str
     name: str
+    service: str = "ec2"
 
 
 # By instance family: G and VT share one quota per purchase option, P another.
@@ -56,6 +58,16 @@ _QUOTAS: dict[str, dict[Literal["on-demand", "spot"], Quota]] = {
 }
 
 
+# The CPU runners' Fargate tasks run on demand against this quota (service code fargate, as the
+# Service Quotas console lists it). "New AWS accounts might have initial lower quotas"
+# (docs.aws.amazon.com/AmazonECS/latest/developerguide/service-quotas.html). Fargate Spot has
+# its own (L-36FBB829), which the runners do not use.
+FARGATE_ON_DEMAND = Quota("L-3032A538", "Fargate On-Demand vCPU resource count", "fargate")
+# vCPUs of one CPU runner task: terraform/modules/runners/cpu_task.json's cpu / 1024 (a test
+# holds the two equal).
+FARGATE_TASK_VCPUS = 2
+
+
 class Planned(BaseModel):
     """The root module's variables that decide what the account must have (their names and
     defaults are terraform/variables.tf's)."""
@@ -63,6 +75,7 @@ class Planned(BaseModel):
     region: str
     name: str = "pagefleet"
     create_runners: bool = True
+    runner_kind: Literal["gpu", "cpu"] = "gpu"
     gpu_instance_types: list[str] = Field(
         default_factory=lambda: ["g6.2xlarge", "g5.2xlarge", "g6e.2xlarge"]
     )
@@ -114,16 +127,49 @@ def gpu_quota_check(
     region: str,
 ) -> Check:
     """``quota_response``: Service Quotas' GetServiceQuota answer for the family's quota."""
-    quota = _QUOTAS[family][option]
+    return vcpu_quota_check(
+        f"{option} {family.upper()} vCPUs",
+        _QUOTAS[family][option],
+        instances,
+        vcpus,
+        quota_response,
+        region,
+        'new accounts: hours to days; meanwhile runner_kind = "cpu" converts on Fargate',
+    )
+
+
+def fargate_quota_check(tasks: int, quota_response: Mapping[str, Any], region: str) -> Check:
+    """The CPU runners' full fleet against the Fargate on-demand vCPU quota
+    (``quota_response``: GetServiceQuota's answer for :data:`FARGATE_ON_DEMAND`)."""
+    return vcpu_quota_check(
+        "Fargate vCPUs",
+        FARGATE_ON_DEMAND,
+        tasks,
+        FARGATE_TASK_VCPUS,
+        quota_response,
+        region,
+        "or lower max_runners",
+    )
+
+
+def vcpu_quota_check(
+    name: str,
+    quota: Quota,
+    count: int,
+    vcpus: int,
+    quota_response: Mapping[str, Any],
+    region: str,
+    note: str,
+) -> Check:
+    """``count`` instances or tasks of ``vcpus`` each against ``quota``."""
     have = int(quota_response["Quota"]["Value"])
-    need = instances * vcpus
-    name = f"{option} {family.upper()} vCPUs"
-    found = f"{quota.name} ({quota.code}): {have} vCPUs, {need} needed for {instances} x {vcpus}"
+    need = count * vcpus
+    found = f"{quota.name} ({quota.code}): {have} vCPUs, {need} needed for {count} x {vcpus}"
     if have >= need:
         return Check(name, True, found)
     fix = (
         f"aws service-quotas request-service-quota-increase --region {region} --service-code "
-        f"ec2 --quota-code {quota.code} --desired-value {need}  (new accounts: hours to days)"
+        f"{quota.service} --quota-code {quota.code} --desired-value {need}  ({note})"
     )
     return Check(name, False, found, fix)
 
@@ -158,6 +204,17 @@ def service_linked_role_check(iam: IAMClient, planned: Planned) -> Check:
             raise
         if planned.create_ecs_service_linked_role:
             return Check(name, True, "absent; create_ecs_service_linked_role = true creates it")
+        if planned.runner_kind == "cpu":
+            # Only a capacity provider, which Fargate runners have none of, needs it before
+            # ECS makes it: CreateCluster creates it for a caller that may
+            # (docs.aws.amazon.com/AmazonECS/latest/APIReference/API_CreateCluster.html).
+            return Check(
+                name,
+                True,
+                f"{ECS_SERVICE_LINKED_ROLE} absent; the cluster's creation makes it (the CPU "
+                "runners need no capacity provider)",
+                "the deploying identity needs iam:CreateServiceLinkedRole",
+            )
         return Check(
             name,
             False,
@@ -327,10 +384,25 @@ def preflight(account: Account, planned: Planned, max_runners: int) -> list[Chec
     checks += asked(
         "ECS service-linked role", lambda: service_linked_role_check(account.iam, planned)
     )
-    checks += asked("GPU quotas", lambda: _quota_checks(account, planned, max_runners))
+    if planned.runner_kind == "cpu":
+        checks += asked(
+            "Fargate quota",
+            lambda: fargate_quota_check(
+                max_runners,
+                account.quotas.get_service_quota(
+                    ServiceCode=FARGATE_ON_DEMAND.service, QuotaCode=FARGATE_ON_DEMAND.code
+                ),
+                planned.region,
+            ),
+        )
+    else:
+        checks += asked("GPU quotas", lambda: _quota_checks(account, planned, max_runners))
     checks += asked("runner subnets", lambda: egress_checks(account.ec2, planned.subnet_ids))
     checks += asked("runner image", lambda: image_check(account.ecr, planned))
-    checks += asked("GPU AMI", lambda: ami_check(account.ssm, account.ec2, planned.gpu_ami_release))
+    if planned.runner_kind == "gpu":
+        checks += asked(
+            "GPU AMI", lambda: ami_check(account.ssm, account.ec2, planned.gpu_ami_release)
+        )
     return checks
 
 

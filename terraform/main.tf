@@ -9,6 +9,12 @@ locals {
   # default tags reach neither Auto Scaling instances nor their volumes.
   tags = merge({ Project = "pagefleet", Deployment = var.name }, var.tags)
 
+  # runner_kind: marker on GPU instances, or the text-layer converter on Fargate tasks sized in
+  # modules/runners/cpu_task.json (W workers each, one per vCPU).
+  cpu_runners      = var.runner_kind == "cpu"
+  cpu_task         = jsondecode(file("${path.module}/modules/runners/cpu_task.json"))
+  workers_per_task = local.cpu_runners ? local.cpu_task.workers : var.workers_per_gpu
+
   bucket_name  = coalesce(var.bucket_name, "${var.name}-${data.aws_caller_identity.current.account_id}-${var.region}")
   package_path = coalesce(var.lambda_package_path, "${path.module}/../build/lambda.zip")
 
@@ -25,15 +31,16 @@ locals {
   scaling = merge(local.stack.scaling, {
     max_runners          = coalesce(var.max_runners, local.stack.scaling.max_runners)
     acceptable_latency_s = coalesce(var.acceptable_latency_s, local.stack.scaling.acceptable_latency_s)
-    seconds_per_chunk    = coalesce(var.seconds_per_chunk, local.stack.scaling.seconds_per_chunk)
-    spread_tasks         = coalesce(var.spread_tasks, local.stack.scaling.spread_tasks)
+    # A CPU task clears W chunks of chunk_cpu_s CPU seconds each in chunk_cpu_s.
+    seconds_per_chunk = coalesce(var.seconds_per_chunk, local.cpu_runners ? local.cpu_task.chunk_cpu_s / local.cpu_task.workers : local.stack.scaling.seconds_per_chunk)
+    spread_tasks      = coalesce(var.spread_tasks, local.stack.scaling.spread_tasks)
   })
 
   queues = merge(local.stack.queues, {
     chunks = merge(local.stack.queues.chunks, { visibility_timeout_s = local.settings.visibility_timeout_s })
   })
 
-  handler_env = {
+  handler_env = merge({
     PAGEFLEET_CHUNK_PAGES  = tostring(local.settings.chunk_pages)
     PAGEFLEET_MAX_PAGES    = tostring(local.stack.settings.max_pages)
     PAGEFLEET_MAX_BYTES    = tostring(local.stack.settings.max_bytes)
@@ -42,10 +49,17 @@ locals {
     # converter's page costs, not the Lambda's own cores with the CPU converter's. A chunk is
     # the scaling policy's unit, seconds_per_chunk of a task's time, whatever max_runners is;
     # only a small document is spread, over spread_tasks tasks' workers (pagefleet/scaling.py).
-    PAGEFLEET_CONVERTER          = local.runner_env.PAGEFLEET_CONVERTER
+    PAGEFLEET_CONVERTER   = local.runner_env.PAGEFLEET_CONVERTER
+    PAGEFLEET_FLEET_LANES = tostring(local.scaling.spread_tasks * local.workers_per_task)
+    }, local.cpu_runners ? {
+    # The text-layer converter prices a page by its class (text or scan, pagefleet/costs.py);
+    # a chunk costs one worker at least seconds_per_chunk x W CPU seconds, so that one chunk is
+    # seconds_per_chunk of a task's time as the policy counts it (text chunks would otherwise
+    # be 0.5 s and scan chunks one 7.5 s page: a unit fifteenfold apart).
+    PAGEFLEET_CHUNK_MIN_COST_S = tostring(local.scaling.seconds_per_chunk * local.workers_per_task)
+    } : {
     PAGEFLEET_COST_MARKER_PAGE_S = tostring(local.scaling.seconds_per_chunk / local.settings.chunk_pages)
-    PAGEFLEET_FLEET_LANES        = tostring(local.scaling.spread_tasks * var.workers_per_gpu)
-  }
+  })
 
   # The runners module adds what its task layout decides: the sidecar's
   # PAGEFLEET_MARKER_INFERENCE_URL and PAGEFLEET_MARKER_VLLM_GPU_TYPE, PAGEFLEET_STOP_TIMEOUT_S.
@@ -53,14 +67,15 @@ locals {
     PAGEFLEET_BUCKET               = module.storage.bucket_name
     PAGEFLEET_QUEUE_PREFIX         = var.name
     PAGEFLEET_REGION               = var.region
-    PAGEFLEET_CONVERTER            = "marker"
-    PAGEFLEET_WORKERS              = tostring(var.workers_per_gpu)
+    PAGEFLEET_CONVERTER            = local.cpu_runners ? "text-layer" : "marker"
+    PAGEFLEET_WORKERS              = tostring(local.workers_per_task)
     PAGEFLEET_VISIBILITY_TIMEOUT_S = tostring(local.settings.visibility_timeout_s)
     PAGEFLEET_HEARTBEAT_S          = tostring(local.settings.heartbeat_s)
     PAGEFLEET_CONVERT_TIMEOUT_S    = tostring(local.settings.convert_timeout_s)
     PAGEFLEET_DRAIN_TIMEOUT_S      = tostring(local.settings.drain_timeout_s)
     PAGEFLEET_MAX_ATTEMPTS         = tostring(local.stack.settings.max_attempts)
-    # The host runs one MPS daemon per GPU (mps/start_mps.sh); a GPU runner requires it.
+    # The host runs one MPS daemon per GPU (mps/start_mps.sh); a GPU runner requires it (the
+    # runners module leaves both out of a CPU runner's environment).
     PAGEFLEET_MPS     = "on"
     PAGEFLEET_MPS_DIR = "/run/pagefleet-mps"
   }
@@ -144,6 +159,7 @@ module "runners" {
   source = "./modules/runners"
 
   create                                   = var.create_runners
+  kind                                     = var.runner_kind
   create_service_linked_role               = var.create_ecs_service_linked_role
   name                                     = var.name
   vpc_id                                   = var.vpc_id
@@ -193,7 +209,7 @@ module "autoscaling" {
   idle_minutes         = local.scaling.idle_minutes
   from_zero_gate       = local.scaling.from_zero_gate
   stall_minutes        = local.scaling.stall_minutes
-  spread_lanes         = local.scaling.spread_tasks * var.workers_per_gpu
+  spread_lanes         = local.scaling.spread_tasks * local.workers_per_task
   stall_alarm_actions  = concat(var.alarm_actions, compact([module.alarms.topic_arn]))
 
   tags = var.tags

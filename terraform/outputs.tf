@@ -134,6 +134,7 @@ output "preflight" {
     name                                     = var.name
     region                                   = var.region
     create_runners                           = var.create_runners
+    runner_kind                              = var.runner_kind
     gpu_instance_types                       = var.gpu_instance_types
     gpu_ami_release                          = var.gpu_ami_release
     max_runners                              = local.scaling.max_runners

@@ -256,6 +256,17 @@ variable "log_retention_days" {
 # Runners
 ################################################################################
 
+variable "runner_kind" {
+  description = "What converts the chunks. \"gpu\": marker-pdf on one-GPU EC2 instances (gpu_instance_types), with the vLLM sidecar and MPS; needs G/VT vCPU quota, which a new account lacks (raising it takes hours to days). \"cpu\": the CPU text-layer converter on Fargate (2 vCPU, 4 GiB tasks, 2 workers each): no GPU, AMI or instance quota, only the Fargate vCPU quota, so a new account converts within minutes of its first apply; text layers and OCR of scans, not marker's layout model. The same queues, scaling policy and records either way: switching is this one variable and an apply."
+  type        = string
+  default     = "gpu"
+
+  validation {
+    condition     = contains(["gpu", "cpu"], var.runner_kind)
+    error_message = "runner_kind must be \"gpu\" (marker-pdf on GPU instances) or \"cpu\" (the text-layer converter on Fargate, for an account whose GPU quota is not there yet)."
+  }
+}
+
 variable "vpc_id" {
   description = "VPC of the runner instances (needed with create_runners)."
   type        = string

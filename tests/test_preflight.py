@@ -22,7 +22,13 @@ import pytest
 
 from cli import main
 from embedded.server import MotoServer
-from pagefleet.preflight import ECS_SERVICE_LINKED_ROLE, GPU_AMIS, Planned, ami_check
+from pagefleet.preflight import (
+    ECS_SERVICE_LINKED_ROLE,
+    FARGATE_TASK_VCPUS,
+    GPU_AMIS,
+    Planned,
+    ami_check,
+)
 from tests.fault_proxy import LoopbackProxy, ProxyHandler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,12 +36,15 @@ REGION = "us-east-1"
 _names = itertools.count()
 
 
-def _quota(code: str, name: str, value: float) -> dict[str, Any]:
+_SERVICE_NAMES = {"ec2": "Amazon Elastic Compute Cloud (Amazon EC2)", "fargate": "AWS Fargate"}
+
+
+def _quota(code: str, name: str, value: float, service: str = "ec2") -> dict[str, Any]:
     return {
         "Quota": {
-            "ServiceCode": "ec2",
-            "ServiceName": "Amazon Elastic Compute Cloud (Amazon EC2)",
-            "QuotaArn": f"arn:aws:servicequotas:{REGION}:123456789012:ec2/{code}",
+            "ServiceCode": service,
+            "ServiceName": _SERVICE_NAMES[service],
+            "QuotaArn": f"arn:aws:servicequotas:{REGION}:123456789012:{service}/{code}",
             "QuotaCode": code,
             "QuotaName": name,
             "Value": value,
@@ -98,6 +107,10 @@ class AccountDouble(LoopbackProxy):
             "L-DB2E81BA": _quota("L-DB2E81BA", "Running On-Demand G and VT instances", on_demand),
             "L-3819A6DF": _quota("L-3819A6DF", "All G and VT Spot Instance Requests", spot),
         }
+
+    def fargate_quota(self, on_demand: float) -> None:
+        name = "Fargate On-Demand vCPU resource count"
+        self.quotas["L-3032A538"] = _quota("L-3032A538", name, on_demand, "fargate")
 
 
 @pytest.fixture
@@ -181,6 +194,7 @@ def test_a_new_account_gets_a_line_with_a_fix_for_each_thing_it_lacks(
     }
     assert "--quota-code L-DB2E81BA --desired-value 8" in failed["on-demand G vCPUs"]["fix"]
     assert "--quota-code L-3819A6DF --desired-value 16" in failed["spot G vCPUs"]["fix"]
+    assert 'meanwhile runner_kind = "cpu"' in failed["spot G vCPUs"]["fix"]
     assert "2 x 8" in failed["spot G vCPUs"]["found"]  # two Spot g6/g5/g6e.2xlarge, 8 vCPUs each
     assert "8 to reserve" in failed["Lambda concurrency"]["found"]
     assert "create_ecs_service_linked_role = true" in failed["ECS service-linked role"]["fix"]
@@ -190,13 +204,10 @@ def test_a_new_account_gets_a_line_with_a_fix_for_each_thing_it_lacks(
     assert ami["ok"] and ami["found"].startswith(f"{Planned(region=REGION).gpu_ami_release} (ami-")
 
 
-def test_an_account_ready_for_the_deploy_passes(
-    account: AccountDouble, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    account.gpu_quotas(on_demand=64, spot=64)
-    routed, _ = _subnets(account.url)
+def _pushed(url: str, tag: str) -> str:
+    """A new repository (named as a deployment) holding an image tagged ``tag``."""
     name = f"preflight{next(_names)}"
-    ecr = _client("ecr", account.url)
+    ecr = _client("ecr", url)
     ecr.create_repository(repositoryName=name)
     manifest = {
         "schemaVersion": 2,
@@ -204,7 +215,16 @@ def test_an_account_ready_for_the_deploy_passes(
         "config": {"mediaType": "application/vnd.docker.container.image.v1+json", "digest": "x"},
         "layers": [],
     }
-    ecr.put_image(repositoryName=name, imageManifest=json.dumps(manifest), imageTag="abc1234")
+    ecr.put_image(repositoryName=name, imageManifest=json.dumps(manifest), imageTag=tag)
+    return name
+
+
+def test_an_account_ready_for_the_deploy_passes(
+    account: AccountDouble, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    account.gpu_quotas(on_demand=64, spot=64)
+    routed, _ = _subnets(account.url)
+    name = _pushed(account.url, "abc1234")
     iam = _client("iam", account.url)
     iam.create_role(
         RoleName=ECS_SERVICE_LINKED_ROLE,
@@ -237,6 +257,45 @@ def test_an_account_ready_for_the_deploy_passes(
         assert _preflight(capsys, plan, account.url)[0] == 1
     finally:
         iam.delete_role(RoleName=ECS_SERVICE_LINKED_ROLE)
+
+
+def test_cpu_runners_need_a_fargate_quota_and_nothing_of_a_gpu(
+    account: AccountDouble, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new account: no GPU quota, no ECS service-linked role, a small Fargate quota. With
+    runner_kind = "cpu" it deploys: its Fargate quota is what the fleet needs."""
+    account.gpu_quotas(on_demand=0, spot=0)
+    account.fargate_quota(on_demand=6)
+    account.lambda_settings = _account_settings(10, 10)
+    routed, _ = _subnets(account.url)
+    name = _pushed(account.url, "abc1234")
+    given = {
+        "region": REGION,
+        "name": name,
+        "runner_kind": "cpu",
+        "subnet_ids": [routed],
+        "runner_image_tag": "abc1234",
+    }
+    code, checks = _preflight(capsys, _plan(tmp_path, **given, max_runners=3), account.url)
+    assert code == 0, checks
+    assert [c["name"] for c in checks] == [
+        "Lambda concurrency",
+        "ECS service-linked role",
+        "Fargate vCPUs",
+        f"egress of {routed}",
+        "runner image",
+    ]
+    by_name = {c["name"]: c for c in checks}
+    assert by_name["Fargate vCPUs"]["found"] == (
+        "Fargate On-Demand vCPU resource count (L-3032A538): 6 vCPUs, 6 needed for 3 x 2"
+    )
+    assert "the cluster's creation makes it" in by_name["ECS service-linked role"]["found"]
+    # The scaling policy's max_runners tasks want more than a new account's quota.
+    code, checks = _preflight(capsys, _plan(tmp_path, **given), account.url)
+    assert code == 1
+    [failed] = [c for c in checks if c["ok"] is not True]
+    assert failed["name"] == "Fargate vCPUs"
+    assert "--service-code fargate --quota-code L-3032A538 --desired-value 16" in failed["fix"]
 
 
 def test_a_check_the_credentials_may_not_ask_is_unknown_and_fails_the_preflight(
@@ -273,6 +332,9 @@ def test_what_preflight_plans_for_is_what_terraform_declares() -> None:
             continue
         declared = json.loads(default.group(1))  # these defaults are JSON too
         assert declared == field.get_default(call_default_factory=True), name
+    # A CPU runner task's vCPUs are the runners module's.
+    cpu_task = json.loads((ROOT / "terraform/modules/runners/cpu_task.json").read_text())
+    assert cpu_task["cpu"] // 1024 == FARGATE_TASK_VCPUS
     # The parameter preflight asks about is the one Terraform hands the runners.
     main = (ROOT / "terraform" / "main.tf").read_text()
     assert (

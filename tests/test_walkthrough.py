@@ -40,10 +40,6 @@ WALKTHROUGHS = {
 # The two that go from an empty account to the teardown; the examples' start from step 6.
 COST_WALKTHROUGHS = ("README.md", "terraform/README.md")
 
-# Variables the walkthrough names before the branch that adds them is merged. Strict: once the
-# variable is in terraform/variables.tf its case passes and fails the run, so the entry goes.
-AWAITING_MERGE = {"runner_kind": "the CPU runner option (runner_kind) is another branch's"}
-
 # The AWS CLI's own options (not the operation's parameters), and the high-level `aws s3`
 # commands, which are the CLI's, not a service model's.
 AWS_GLOBAL_OPTIONS = {"--region", "--query", "--output", "--endpoint-url", "--profile"}
@@ -321,17 +317,7 @@ def test_the_quota_codes_are_the_ones_preflight_checks() -> None:
         assert asked and asked <= known, (name, asked - known)
 
 
-def _variables() -> list[object]:
-    names = sorted({v for w in WALKED.values() for v in w.variables})
-    return [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=AWAITING_MERGE[n]))
-        if n in AWAITING_MERGE
-        else n
-        for n in names
-    ]
-
-
-@pytest.mark.parametrize("variable", _variables())
+@pytest.mark.parametrize("variable", sorted({v for w in WALKED.values() for v in w.variables}))
 def test_every_terraform_variable_set_exists(variable: str) -> None:
     assert variable in declared("variable", TF_DIR / "variables.tf")
 

@@ -2,7 +2,7 @@
 
     scripts/fleet-sim [--workloads steady,burst,single-1p,single-2000p,diurnal,corpus]
                       [--trace FILE] [--policies today,fixed,per-desired] [--scenario NAME]
-                      [--seed 1] [--gpu g6.2xlarge] [--on-demand] [--set FIELD=VALUE ...]
+                      [--seed 1] [--gpu g6.2xlarge | --cpu] [--on-demand] [--set FIELD=VALUE ...]
                       [--label L] [--out DIR]
     scripts/fleet-sim --report     # the committed report, bench/results/fleet/
     scripts/fleet-sim --measure-corpus ../shared/corpus/real   # the corpus workload's pages
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fleet import charts, markdown, validation, workloads
-from bench.fleet.config import ESTIMATES, GPUS, FleetConfig
+from bench.fleet.config import CPU_ESTIMATES, ESTIMATES, GPUS, FleetConfig, cpu_fleet
 from bench.fleet.model import Fleet
 from bench.fleet.prices import PRICES_READ, Prices
 from bench.fleet.report import inputs_digest, summarize, throughput
@@ -119,6 +119,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--gpu", choices=sorted(GPUS), default="g6.2xlarge", help="the instance type")
     p.add_argument("--on-demand", action="store_true", help="on-demand instances (default Spot)")
     p.add_argument(
+        "--cpu",
+        action="store_true",
+        help='the CPU runners (runner_kind = "cpu"): the text-layer converter on Fargate',
+    )
+    p.add_argument(
         "--set",
         action="append",
         default=[],
@@ -144,6 +149,8 @@ def config_for(args: argparse.Namespace, policy: str) -> FleetConfig:
         if name not in FleetConfig.model_fields:
             raise SystemExit(f"--set {name}: not a FleetConfig field")
         overrides[name] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
+    if args.cpu:
+        return cpu_fleet(POLICIES[policy], **SCENARIOS[args.scenario], **overrides)
     return FleetConfig.model_validate(
         {
             "policy": POLICIES[policy],
@@ -182,6 +189,37 @@ def cpu_bound(config: FleetConfig) -> dict[str, Any]:
         "text_bound_by": "cpu" if rates["cpu"] < rates["gpu_text"] else "gpu",
         "ocr_bound_by": "cpu" if rates["cpu"] < rates["gpu_ocr"] else "gpu",
         "text_cpu_bound_above_s_per_page": round(cores / rates["gpu_text"], 2),
+    }
+
+
+def cpu_study(loads: Mapping[str, workloads.Workload], seed: int) -> dict[str, Any]:
+    """The CPU runners (runner_kind = "cpu") on the study's workloads: Fargate tasks of the
+    text-layer converter under the deployed policy, their rates, prices and estimates."""
+    config = cpu_fleet()
+    task = config.fargate
+    assert task is not None
+    text_s, ocr_s = task.page_s(config.splitter_settings())
+    return {
+        "task": task.model_dump(),
+        "per_h": round(config.price_per_h, 5),
+        "seconds_per_chunk": config.policy.seconds_per_chunk,
+        "target_backlog_per_task": config.policy.target_backlog_per_task,
+        "cold_start_s": config.cold_start_s,
+        "pages_per_s": {
+            "text": round(task.workers / text_s, 1),
+            "ocr": round(task.workers / ocr_s, 3),
+        },
+        "estimates": {
+            name: {
+                "value": config.model_dump().get(name, task.model_dump().get(name)),
+                "source": source,
+            }
+            for name, source in CPU_ESTIMATES.items()
+        },
+        "runs": [
+            _run(loads[n], config, seed, scenario="none", deployment="cpu")
+            for n in ("single-1p", "single-17p", "steady", "diurnal", "burst", "corpus")
+        ],
     }
 
 
@@ -276,6 +314,7 @@ def study(seed: int, out: Path) -> dict[str, Any]:
         "runs": runs,
     }
     document["targets"] = markdown.study_targets(document, after)
+    document["cpu_fleet"] = cpu_study(loads, seed)
     out.mkdir(parents=True, exist_ok=True)
     (out / "fleet.json").write_text(json.dumps(document, indent=1) + "\n")
     (out / "fleet.md").write_text(markdown.render_study(document))

@@ -6,12 +6,14 @@ say so; each is a parameter (``FleetConfig`` field, or ``scripts/fleet-sim --set
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bench.fleet.prices import Prices
+from bench.paths import ROOT
 from pagefleet import stack
 from pagefleet.scaling import ScalingPolicy, default_policy
 from pagefleet.settings import Settings
@@ -112,6 +114,53 @@ GPUS: dict[str, GpuProfile] = {
 }
 
 
+class FargateTask(BaseModel):
+    """The CPU runner task (runner_kind = "cpu"): the text-layer converter on Fargate, sized by
+    terraform/modules/runners/cpu_task.json, its page costs the splitter's own estimates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    vcpus: int
+    memory_gib: float
+    ephemeral_storage_gib: int
+    workers: int
+    chunk_cpu_s: float = Field(description="CPU seconds one chunk costs one worker.")
+    chars_per_page: int = Field(
+        2000, description="estimate: characters of a text page (the corpus's hold 0-6,000)"
+    )
+
+    @classmethod
+    def deployed(cls) -> FargateTask:
+        task = json.loads(CPU_TASK_FILE.read_text())
+        return cls(
+            vcpus=task["cpu"] // 1024,
+            memory_gib=task["memory_mib"] / 1024,
+            ephemeral_storage_gib=task["ephemeral_storage_gib"],
+            workers=task["workers"],
+            chunk_cpu_s=task["chunk_cpu_s"],
+        )
+
+    def page_s(self, settings: Settings) -> tuple[float, float]:
+        """(text, OCR) CPU seconds of a page on one core: pagefleet/settings.py's fits on the
+        shared corpus, as the splitter prices them."""
+        text = settings.cost_text_page_s + settings.cost_text_char_s * self.chars_per_page
+        return text, settings.cost_ocr_page_s
+
+    def per_h(self, prices: Prices) -> float:
+        """$ per task-hour: vCPUs, memory and the storage past what Fargate includes."""
+        storage = max(0, self.ephemeral_storage_gib - prices.fargate_included_storage_gb)
+        return (
+            self.vcpus * prices.fargate_per_vcpu_h
+            + self.memory_gib * prices.fargate_per_gb_h
+            + storage * prices.fargate_storage_per_gb_h
+        )
+
+
+CPU_TASK_FILE = ROOT / "terraform" / "modules" / "runners" / "cpu_task.json"
+# pagefleet/settings.py's defaults, the environment left out: what a page really costs.
+_DEFAULTS = Settings.model_construct()
+
+
 class FleetConfig(BaseModel):
     """Everything one simulation run assumes, besides the workload."""
 
@@ -179,6 +228,9 @@ class FleetConfig(BaseModel):
     # What the rest of the deployment costs (bench/fleet/prices.py).
     prices: Prices = Field(default_factory=Prices)
 
+    # The CPU runners on Fargate (cpu_fleet()); None: GPU instances.
+    fargate: FargateTask | None = None
+
     # A static, warm fleet (the embedded stack): this many tasks from the start, no scaling.
     fixed_tasks: int = Field(0, ge=0)
     # The task's share of the GPU one conversion can use alone; None: the GPU profile's.
@@ -216,6 +268,17 @@ class FleetConfig(BaseModel):
     def splitter_settings(self) -> Settings:
         """The splitter's settings as Terraform sets them for this fleet's policy."""
         env = self.policy.splitter_environment(self.workers_per_task, self.chunk_pages)
+        if self.fargate is not None:
+            # terraform/main.tf handler_env for runner_kind = "cpu": the text-layer
+            # converter's page costs, a chunk at least seconds_per_chunk x W CPU seconds.
+            env = {
+                "PAGEFLEET_CONVERTER": "text-layer",
+                "PAGEFLEET_CHUNK_PAGES": str(self.chunk_pages),
+                "PAGEFLEET_CHUNK_MIN_COST_S": repr(
+                    self.policy.seconds_per_chunk * self.workers_per_task
+                ),
+                "PAGEFLEET_FLEET_LANES": env["PAGEFLEET_FLEET_LANES"],
+            }
         settings: dict[str, Any] = {k.removeprefix("PAGEFLEET_").lower(): v for k, v in env.items()}
         if self.splitter_lanes is not None:
             settings["fleet_lanes"] = self.splitter_lanes
@@ -234,7 +297,15 @@ class FleetConfig(BaseModel):
 
     @property
     def price_per_h(self) -> float:
+        if self.fargate is not None:
+            return self.fargate.per_h(self.prices)
         return self.gpu.spot_per_h if self.spot else self.gpu.on_demand_per_h
+
+    def splitter_page_s(self, settings: Settings) -> tuple[float, float]:
+        """(text, OCR) seconds the splitter prices a page at: the deployed converter's."""
+        if self.fargate is not None:
+            return self.fargate.page_s(settings)
+        return settings.cost_marker_page_s, settings.cost_marker_ocr_page_s
 
     @property
     def page_s(self) -> tuple[float, float]:
@@ -246,7 +317,10 @@ class FleetConfig(BaseModel):
     @property
     def worker_cores(self) -> int:
         """The cores the workers share: the instance's physical cores (two vCPUs each, the second
-        thread not counted) less those runner/worker_plan.py leaves to the model servers."""
+        thread not counted) less those runner/worker_plan.py leaves to the model servers; a CPU
+        task's every vCPU, one per worker."""
+        if self.fargate is not None:
+            return self.fargate.vcpus
         return max(1, self.gpu.vcpus // THREADS_PER_CORE - MARKER_SERVER_CORES)
 
     def page_rates(self) -> dict[str, float]:
@@ -264,17 +338,66 @@ class FleetConfig(BaseModel):
     def chunk_work_s(self, pages: int, scanned_share: float, page_s: float | None = None) -> float:
         """Seconds of the whole GPU to convert ``pages`` pages; ``page_s`` is a measured time
         per page for one conversion alone (which uses ``share`` of the GPU)."""
+        if self.fargate is not None:
+            return 0.0  # no GPU: the whole conversion is chunk_cpu_s
         if page_s is not None:
             return pages * page_s * self.share
         text, ocr = self.page_s
         return pages * ((1 - scanned_share) * text + scanned_share * ocr)
 
-    def chunk_cpu_s(self, pages: int, page_s: float | None = None) -> float:
+    def chunk_cpu_s(
+        self, pages: int, page_s: float | None = None, scanned_share: float = 0.0
+    ) -> float:
         """Seconds of all the workers' cores to convert ``pages`` pages; none beside a measured
-        ``page_s``, which already holds the worker's CPU time."""
+        ``page_s``, which already holds the worker's CPU time. A CPU task's conversion is all
+        CPU: its text and OCR pages at the text-layer converter's costs."""
+        if self.fargate is not None:
+            text, ocr = self.fargate.page_s(_DEFAULTS)
+            work = pages * ((1 - scanned_share) * text + scanned_share * ocr)
+            return work / self.worker_cores
         if page_s is not None:
             return 0.0
         return pages * self.worker_cpu_s_per_page / self.worker_cores
+
+
+def cpu_fleet(policy: ScalingPolicy | None = None, **overrides: Any) -> FleetConfig:
+    """The CPU runners as runner_kind = "cpu" deploys them: Fargate tasks of cpu_task.json, on
+    demand, W workers each, under ``policy`` (the deployed one by default) with a chunk of
+    chunk_cpu_s / W task seconds (terraform/main.tf). Fargate starts a task on capacity of its
+    own: no capacity provider, no instance kept warm or reused, the image pulled at every
+    start."""
+    task = FargateTask.deployed()
+    policy = (policy or default_policy()).model_copy(
+        update={"seconds_per_chunk": task.chunk_cpu_s / task.workers}
+    )
+    return FleetConfig.model_validate(
+        {
+            "policy": policy,
+            "fargate": task,
+            "spot": False,
+            "workers_per_task": task.workers,
+            "capacity_provider_lag_s": 0.0,
+            "instance_boot_s": 40.0,
+            "image_pull_s": 120.0,
+            "container_start_s": 5.0,
+            "model_start_s": 0.0,
+            "instance_idle_s": 0.0,
+            **overrides,
+        }
+    )
+
+
+# The CPU runners' own estimates (cpu_fleet), listed in the report's CPU section.
+CPU_ESTIMATES: dict[str, str] = {
+    "instance_boot_s": "estimate: Fargate finds capacity and attaches the task's network "
+    "interface (no instance to boot, no agent to register)",
+    "image_pull_s": "estimate: the runner image (prices.runner_image_gb) pulled at every task "
+    "start, Fargate caching none, through the S3 gateway endpoint or NAT",
+    "container_start_s": "estimate: the supervisor and its W workers start; the text-layer "
+    "converter loads in about 0.28 s (docs/DESIGN.md), no model server",
+    "chars_per_page": "estimate: a text page's characters, priced at pagefleet/settings.py's "
+    "cost_text_page_s + cost_text_char_s each (fitted on the shared corpus)",
+}
 
 
 # Every input the simulator estimates rather than reads from the deployed code, with where the

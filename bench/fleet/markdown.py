@@ -318,7 +318,7 @@ def render_study(doc: dict[str, Any]) -> str:
                 f"| {lat['p50']} | {lat['p95']} | {lat['p99']} | {r['tasks_started']} "
                 f"| {r['task_launches_beyond_backlog']} |"
             )
-    lines += _cpu_section(doc) + _non_gpu_section(doc)
+    lines += _cpu_section(doc) + _non_gpu_section(doc) + _cpu_runners_section(doc)
     lines += ["", "Scenarios (FleetConfig overrides, seeded):", ""]
     lines += [f"- `{name}`: `{o}`" for name, o in doc["scenarios"].items()]
     lines += ["", "## Estimated inputs", "", "| input | value | source |", "|---|---|---|"]
@@ -422,5 +422,47 @@ def _non_gpu_section(doc: dict[str, Any]) -> list[str]:
     ]
     lines += [
         f"| `{name}` | `{f['value']:g}` | {f['source']} |" for name, f in prices["fields"].items()
+    ]
+    return lines
+
+
+def _cpu_runners_section(doc: dict[str, Any]) -> list[str]:
+    """runner_kind = "cpu": the text-layer converter on Fargate, under the deployed policy."""
+    cpu = doc["cpu_fleet"]
+    task = cpu["task"]
+    lines = [
+        "",
+        '## CPU runners (runner_kind = "cpu")',
+        "",
+        f"Fargate tasks of {task['vcpus']} vCPUs and {task['memory_gib']:g} GiB "
+        f"(terraform/modules/runners/cpu_task.json), {task['workers']} workers of the "
+        f"text-layer converter each, on demand at ${cpu['per_h']}/task-hour; a chunk is at "
+        f"least {task['chunk_cpu_s']:g} CPU s, {cpu['seconds_per_chunk']:g} s of a task, so "
+        f"the deployed policy's target is {cpu['target_backlog_per_task']:g} chunks per task. "
+        f"A task converts {cpu['pages_per_s']['text']} text or {cpu['pages_per_s']['ocr']} "
+        f"OCR pages/s; its cold start is {cpu['cold_start_s']:g} s, and Fargate keeps no "
+        "instance warm between tasks. What a new account runs while its GPU quota request is "
+        "open (the GPU runs above are the same workloads):",
+        "",
+        "| workload | chunks | tasks started | peak tasks | p50 s | p95 s | p99 s "
+        "| task-h (busy) | Fargate $/1000 pages | non-GPU $/1000, endpoint / NAT only "
+        "| GPU $/1000 (after) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in cpu["runs"]:
+        lat, other = r["latency_s"], r["non_gpu_cost"]
+        gpu = _find(doc, r["workload"], "after")
+        lines.append(
+            f"| {r['workload']} | {r['chunks']:,} | {r['tasks_started']} | {r['peak_tasks']} "
+            f"| {lat['p50']} | {lat['p95']} | {lat['p99']} "
+            f"| {r['gpu_hours']} ({r['gpu_busy_hours']}) "
+            f"| {_money(r['cost']['per_1000_pages'])} "
+            f"| {_money(other['s3_endpoint']['per_1000_pages'])} / "
+            f"{_money(other['nat_only']['per_1000_pages'])} "
+            f"| {_money(gpu['cost']['per_1000_pages'])} |"
+        )
+    lines += ["", "| input | value | source |", "|---|---|---|"]
+    lines += [
+        f"| `{name}` | `{e['value']}` | {e['source']} |" for name, e in cpu["estimates"].items()
     ]
     return lines

@@ -289,11 +289,9 @@ class Fleet:
         # page at the deployed converter's estimate.
         pages, settings = job.doc.pages, self.splitter
         ocr = job.doc.scanned()
-        seconds = [
-            settings.cost_marker_ocr_page_s if n in ocr else settings.cost_marker_page_s
-            for n in range(1, pages + 1)
-        ]
-        costs = PageCosts(seconds, sorted(ocr), 0.0, settings.cost_marker_page_s)
+        text_s, ocr_s = cfg.splitter_page_s(settings)
+        seconds = [ocr_s if n in ocr else text_s for n in range(1, pages + 1)]
+        costs = PageCosts(seconds, sorted(ocr), 0.0, text_s)
         for spec in plan_by_cost(seconds, plan_policy(settings, costs)):
             scanned = sum(n in ocr for n in range(spec.first_page, spec.last_page + 1))
             chunk = Chunk(
@@ -301,7 +299,7 @@ class Fleet:
                 index=spec.index,
                 pages=spec.pages,
                 work_s=cfg.chunk_work_s(spec.pages, scanned / spec.pages, job.doc.page_s),
-                cpu_s=cfg.chunk_cpu_s(spec.pages, job.doc.page_s),
+                cpu_s=cfg.chunk_cpu_s(spec.pages, job.doc.page_s, scanned / spec.pages),
                 estimated_s=spec.estimated_s or 0.0,
                 poison=self.rng.random() < cfg.poison_chunk_share,
             )
@@ -378,6 +376,8 @@ class Fleet:
             self.excess_launches += 1
         idle = [i for i in self.instances if i.ready_s is not None and i.terminated_s is None]
         free = next((i for i in idle if i.task is None and not i.interrupted), None)
+        if self.config.fargate is not None:
+            free = None  # Fargate starts every task on capacity of its own
         if free is not None:
             self._place(task, free)
         else:
@@ -508,7 +508,9 @@ class Fleet:
         if instance is not None and instance.task is task:
             instance.task = None
             if not instance.interrupted and instance.terminated_s is None:
-                if self._waiting_for_instance:
+                if self.config.fargate is not None:
+                    instance.terminated_s = self.env.now  # a task's capacity ends with it
+                elif self._waiting_for_instance:
                     self._place(self._waiting_for_instance.pop(0), instance)
                 else:
                     self._instance_idle(instance)

@@ -31,6 +31,7 @@ LAMBDA_PRICING = "https://aws.amazon.com/lambda/pricing/"
 SQS_PRICING = "https://aws.amazon.com/sqs/pricing/"
 S3_PRICING = "https://aws.amazon.com/s3/pricing/"
 CLOUDWATCH_PRICING = "https://aws.amazon.com/cloudwatch/pricing/"
+FARGATE_PRICING = "https://aws.amazon.com/fargate/pricing/"
 
 
 class Prices(BaseModel):
@@ -64,6 +65,22 @@ class Prices(BaseModel):
     )
     custom_metric_per_month: float = Field(
         0.30, description=f"CloudWatch metric (first 10,000), {CLOUDWATCH_PRICING}"
+    )
+
+    # The CPU runners (runner_kind = "cpu"): Fargate, Linux/x86, on demand, billed per second.
+    fargate_per_vcpu_h: float = Field(
+        0.04048, description=f"Fargate Linux/x86 per vCPU-hour, {FARGATE_PRICING}"
+    )
+    fargate_per_gb_h: float = Field(
+        0.004445, description=f"Fargate Linux/x86 per GB of memory per hour, {FARGATE_PRICING}"
+    )
+    fargate_storage_per_gb_h: float = Field(
+        0.000111,
+        description=f"Fargate ephemeral storage per GB-hour past the 20 GB included, "
+        f"{FARGATE_PRICING}",
+    )
+    fargate_included_storage_gb: int = Field(
+        20, description=f"Fargate ephemeral storage included in each task, {FARGATE_PRICING}"
     )
 
     # Usage the model does not simulate: estimates, until a deployment's bill says otherwise.
@@ -101,6 +118,11 @@ class Prices(BaseModel):
         12.0,
         description="estimate: the vLLM sidecar and runner images one new instance pulls "
         "(several GB each, terraform/modules/runners)",
+    )
+    runner_image_gb: float = Field(
+        6.0,
+        description="estimate: the runner image alone (CUDA torch and marker, docker/runner."
+        "Dockerfile), which every Fargate task pulls: Fargate keeps no image between tasks",
     )
     model_gb: float = Field(
         3.0,
@@ -159,8 +181,10 @@ def non_gpu(fleet: Fleet, prices: Prices) -> dict[str, Any]:
     # A redelivered chunk's PDF is read again; its pages, in proportion.
     pdf_gb *= deliveries / len(chunks) if chunks else 1.0
     instances = len(fleet.instances)
-    through_s3 = pdf_gb + result_gb + instances * p.image_gb
-    internet = instances * p.model_gb
+    # A Fargate task (each its own "instance") pulls the runner image and downloads no model.
+    image_gb, model_gb = (p.runner_image_gb, 0.0) if cfg.fargate else (p.image_gb, p.model_gb)
+    through_s3 = pdf_gb + result_gb + instances * image_gb
+    internet = instances * model_gb
     fixed = {
         "nat_hours": p.nat_gateways * p.nat_gateway_per_h * hours,
         "cloudwatch": (

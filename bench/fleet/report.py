@@ -22,6 +22,7 @@ INPUTS = (
     "pagefleet/stack.py",
     "runner/worker_plan.py",
     "terraform/stack.json",
+    "terraform/modules/runners/cpu_task.json",
 )
 
 
@@ -49,7 +50,10 @@ def summarize(fleet: Fleet) -> dict[str, Any]:
     ]
     chunks = [c for j in fleet.jobs for c in j.chunks]
     instance_s = sum((i.terminated_s or fleet.env.now) - i.launched_s for i in fleet.instances)
-    busy_s = sum(t.device.busy_s for t in fleet.tasks if t.device is not None)
+    # Busy: the GPU converting, or on a CPU task (no GPU) its cores.
+    busy_s = sum(
+        d.busy_s for t in fleet.tasks if (d := t.cpu if cfg.fargate else t.device) is not None
+    )
     gpu_h = instance_s / 3600
     pages = wl.pages
     first = min((d.arrival_s for d in wl.documents), default=0.0)
@@ -119,8 +123,9 @@ def summarize(fleet: Fleet) -> dict[str, Any]:
         "gpu_hours": round(gpu_h, 2),
         "gpu_busy_hours": round(busy_s / 3600, 2),
         "cost": dollars(cfg.price_per_h),
-        "cost_on_demand": dollars(cfg.gpu.on_demand_per_h),
-        "cost_spot": dollars(cfg.gpu.spot_per_h),
+        # The CPU runners' Fargate tasks run on demand only.
+        "cost_on_demand": dollars(cfg.price_per_h if cfg.fargate else cfg.gpu.on_demand_per_h),
+        "cost_spot": None if cfg.fargate else dollars(cfg.gpu.spot_per_h),
         # Kept apart from "cost", the GPU instances', so that one stays comparable.
         "non_gpu_cost": non_gpu(fleet, cfg.prices),
     }

@@ -124,6 +124,7 @@ module "pagefleet" {
   region              = var.region
   vpc_id              = aws_vpc.this.id
   subnet_ids          = aws_subnet.private[*].id
+  runner_kind         = var.runner_kind
   runner_image_tag    = var.runner_image_tag
   lambda_package_path = var.lambda_package_path
 }

@@ -27,6 +27,12 @@ variable "azs" {
   }
 }
 
+variable "runner_kind" {
+  description = "The pagefleet module's `runner_kind`: \"gpu\" (marker on GPU instances), or \"cpu\" (the text-layer converter on Fargate) for an account whose GPU quota request is still open."
+  type        = string
+  default     = "gpu"
+}
+
 variable "runner_image_tag" {
   description = "Tag of the runner image `make runner-image` pushed (the pagefleet module's `runner_image_tag`)."
   type        = string

@@ -42,3 +42,11 @@ output "scaling_alarm_arns" {
   description = "ARNs of the alarms that drive the step policies (leaving zero, stopping when idle): in ALARM whenever they act."
   value       = concat(aws_cloudwatch_metric_alarm.from_zero[*].arn, aws_cloudwatch_metric_alarm.idle[*].arn)
 }
+
+output "scaling_target" {
+  description = "What is scaled on what: the service (Application Auto Scaling's resource ID) and the queue whose backlog its policies and alarms read (null without create)."
+  value = var.create ? {
+    resource_id = aws_appautoscaling_target.this[0].resource_id
+    queue_name  = local.queue_dimensions.QueueName
+  } : null
+}

@@ -79,7 +79,7 @@ locals {
           yAxis   = { left = { min = 0, max = 100 } }
         }
       },
-    ] : w if local.runners],
+    ] : w if local.runners && (w.properties.title != "GPU instances" || var.autoscaling_group_name != null)],
     [for w in [
       {
         type       = "alarm", x = 0, y = 18, width = 24, height = 4

@@ -12,6 +12,13 @@ locals {
   # g4dn is listed for its GPU count but refused (variables.tf: its T4 has no bfloat16).
   one_gpu_types_text = join(", ", sort([for t, n in local.gpus_per_instance_type : t if n == 1 && !startswith(t, "g4dn.")]))
 
+  # What exists of each kind: GPU instances, their sidecar and MPS; or Fargate tasks.
+  gpu = var.create && var.kind == "gpu"
+  cpu = var.create && var.kind == "cpu"
+  # The CPU task's size and W, derived in cpu_task.json's comment from the text-layer
+  # converter's measured costs; the root and the fleet simulator read the same file.
+  cpu_task = jsondecode(file("${path.module}/cpu_task.json"))
+
   mps_dir        = coalesce(var.mps_dir, "${path.module}/../../../mps")
   mps_scripts    = ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh"]
   container_name = "runner"
@@ -125,6 +132,16 @@ locals {
   # The containers' uid and the sidecar's USER/LOGNAME, in a file that
   # tests/test_runner_task_env.py replays as a uid without a passwd entry.
   task_environment = jsondecode(file("${path.module}/task_environment.json"))
+
+  # The CPU runner: the text-layer converter, one worker per vCPU each with its share of the
+  # task's memory, no MPS (no GPU: the supervisor plans CPU workers, runner/worker_plan.py).
+  cpu_runner_env = merge({ for k, v in var.environment : k => v if !startswith(k, "PAGEFLEET_MPS") && !startswith(k, "PAGEFLEET_MARKER_") }, {
+    PAGEFLEET_CONVERTER         = "text-layer"
+    PAGEFLEET_WORKERS           = tostring(local.cpu_task.workers)
+    PAGEFLEET_CONVERT_MEMORY_MB = tostring(local.cpu_task.convert_memory_mb)
+    PAGEFLEET_STOP_TIMEOUT_S    = tostring(var.stop_timeout_s)
+    PAGEFLEET_MPS               = "off"
+  })
   vllm_env = merge(local.task_environment.vllm_environment, {
     # uid 1000 has no passwd entry in the vLLM image, so HOME would be / (not writable); the
     # instance cache volume holds the Hugging Face, vLLM and compile caches across tasks.
@@ -189,6 +206,8 @@ resource "aws_ecr_lifecycle_policy" "this" {
 # instead of from Docker Hub through the NAT gateway. A pull-through cache rule would do the
 # same, but for Docker Hub it needs Docker Hub credentials in Secrets Manager; the mirror step
 # needs only the Docker client that `make runner-image` needs anyway.
+# Kept with kind cpu too: switching kinds neither deletes a repository that holds images nor
+# waits for one, and the mirror can be made before the GPU quota arrives.
 resource "aws_ecr_repository" "vllm" {
   count = var.create ? 1 : 0
 
@@ -256,13 +275,13 @@ resource "aws_cloudwatch_log_group" "this" {
 ################################################################################
 
 data "aws_ssm_parameter" "ami" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   name = var.ami_ssm_parameter
 }
 
 resource "aws_iam_role" "instance" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   # IAM names are global to the account: the region keeps two regions' deployments apart.
   name                 = "${var.name}-${data.aws_region.current.name}-instance"
@@ -281,7 +300,7 @@ resource "aws_iam_role" "instance" {
 }
 
 resource "aws_iam_role_policy_attachment" "instance" {
-  for_each = var.create ? toset([
+  for_each = local.gpu ? toset([
     "arn:${local.partition}:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
     # Session Manager instead of SSH: no inbound port is open.
     "arn:${local.partition}:iam::aws:policy/AmazonSSMManagedInstanceCore",
@@ -292,7 +311,7 @@ resource "aws_iam_role_policy_attachment" "instance" {
 }
 
 resource "aws_iam_instance_profile" "this" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   name = "${var.name}-${data.aws_region.current.name}-instance"
   path = var.iam_role_path
@@ -301,6 +320,7 @@ resource "aws_iam_instance_profile" "this" {
   tags = var.tags
 }
 
+# The GPU instances', or with kind cpu each Fargate task's network interface.
 resource "aws_security_group" "this" {
   count = var.create ? 1 : 0
 
@@ -320,7 +340,7 @@ resource "aws_security_group" "this" {
 }
 
 resource "aws_launch_template" "this" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   name_prefix            = "${var.name}-"
   image_id               = data.aws_ssm_parameter.ami[0].value
@@ -377,7 +397,7 @@ resource "aws_launch_template" "this" {
 }
 
 resource "aws_autoscaling_group" "this" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   name_prefix         = "${var.name}-"
   min_size            = 0
@@ -450,7 +470,7 @@ resource "aws_iam_service_linked_role" "ecs" {
 }
 
 resource "aws_ecs_capacity_provider" "this" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   name = var.name
 
@@ -474,7 +494,7 @@ resource "aws_ecs_capacity_provider" "this" {
 }
 
 resource "aws_ecs_cluster_capacity_providers" "this" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   cluster_name       = aws_ecs_cluster.this[0].name
   capacity_providers = [aws_ecs_capacity_provider.this[0].name]
@@ -526,7 +546,7 @@ resource "aws_iam_role_policy" "execution" {
         Sid      = "PullImages"
         Effect   = "Allow"
         Action   = ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"]
-        Resource = [aws_ecr_repository.this[0].arn, aws_ecr_repository.vllm[0].arn]
+        Resource = concat(aws_ecr_repository.this[*].arn, local.gpu ? aws_ecr_repository.vllm[*].arn : [])
       },
       {
         Sid      = "DecryptImageLayers"
@@ -640,7 +660,7 @@ resource "aws_iam_role_policy" "task" {
 ################################################################################
 
 resource "aws_ecs_task_definition" "this" {
-  count = var.create ? 1 : 0
+  count = local.gpu ? 1 : 0
 
   # checkov:skip=CKV_AWS_336:The runner writes chunk PDFs, converter output and model caches under /tmp and its home; the image (docker/runner.Dockerfile) is not laid out for a read-only root yet.
 
@@ -774,12 +794,101 @@ resource "aws_ecs_task_definition" "this" {
   tags = var.tags
 }
 
+################################################################################
+# kind = "cpu": the text-layer converter on Fargate
+################################################################################
+
+# No GPU, no sidecar, no MPS, no instances: one container, the runner image (it carries the
+# text-layer converter beside marker) told PAGEFLEET_CONVERTER=text-layer. Fargate needs no AMI,
+# no launch template, no capacity provider and no G/VT instance quota, only the account's
+# Fargate vCPU quota (`pagefleet preflight` checks it), so a new account converts on the day it
+# deploys. The same queues, scaling policy, roles and records as the GPU runners.
+resource "aws_ecs_task_definition" "cpu" {
+  count = local.cpu ? 1 : 0
+
+  # checkov:skip=CKV_AWS_336:The runner writes chunk PDFs and converter output under /tmp and its home; the image (docker/runner.Dockerfile) is not laid out for a read-only root yet.
+
+  family                   = var.name
+  requires_compatibilities = ["FARGATE"]
+  # Fargate's only mode: the task has its own network interface in subnet_ids.
+  network_mode       = "awsvpc"
+  cpu                = tostring(local.cpu_task.cpu)
+  memory             = tostring(local.cpu_task.memory_mib)
+  task_role_arn      = aws_iam_role.task[0].arn
+  execution_role_arn = aws_iam_role.execution[0].arn
+
+  # The runner image is built for x86-64 (docker/runner.Dockerfile: nvidia/cuda, torch).
+  runtime_platform {
+    operating_system_family = "LINUX"
+    cpu_architecture        = "X86_64"
+  }
+
+  # Fargate keeps the pulled image in the task's ephemeral storage (20 GiB unless raised): the
+  # runner image with CUDA torch and marker is several GB.
+  ephemeral_storage {
+    size_in_gib = local.cpu_task.ephemeral_storage_gib
+  }
+
+  container_definitions = jsonencode([
+    {
+      name      = local.container_name
+      image     = "${aws_ecr_repository.this[0].repository_url}:${var.image_tag}"
+      essential = true
+      user      = local.task_environment.user
+      # As on the GPU runner: SIGTERM starts the drain, SIGKILL follows (Fargate allows 120 s).
+      stopTimeout = var.stop_timeout_s
+
+      environment = [for k in sort(keys(local.cpu_runner_env)) : { name = k, value = local.cpu_runner_env[k] }]
+
+      linuxParameters = {
+        initProcessEnabled = true
+      }
+
+      logConfiguration = {
+        logDriver = "awslogs"
+        options = {
+          awslogs-group         = aws_cloudwatch_log_group.this[0].name
+          awslogs-region        = local.region
+          awslogs-stream-prefix = local.container_name
+        }
+      }
+    },
+  ])
+
+  lifecycle {
+    precondition {
+      condition     = var.image_tag != null
+      error_message = "runner_image_tag is not set, so the task has no image: run `make runner-image` (it builds docker/runner.Dockerfile, pushes it to ${aws_ecr_repository.this[0].repository_url} tagged with the git revision, and writes the tag to terraform/runner-image.auto.tfvars.json, which deploy reads), or set runner_image_tag to a tag already pushed there."
+    }
+
+    precondition {
+      # Fargate's most: https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerDefinition.html (stopTimeout).
+      condition     = var.stop_timeout_s <= 120
+      error_message = "A Fargate container gets at most 120 s between SIGTERM and SIGKILL, and the runner's stopTimeout is the drain timeout plus 15 s (${var.stop_timeout_s} s): set drain_timeout_s to 105 s or less for runner_kind = \"cpu\"."
+    }
+
+    precondition {
+      # Each worker's conversion budget and overhead, and the supervisor's reserve, fit the task.
+      condition     = local.cpu_task.workers * (local.cpu_task.convert_memory_mb + 256) + local.cpu_task.reserved_mib <= local.cpu_task.memory_mib && local.cpu_task.workers <= local.cpu_task.cpu / 1024
+      error_message = "cpu_task.json: ${local.cpu_task.workers} workers of ${local.cpu_task.convert_memory_mb} + 256 MiB and ${local.cpu_task.reserved_mib} MiB reserved must fit ${local.cpu_task.memory_mib} MiB, one worker per vCPU at most."
+    }
+  }
+
+  tags = var.tags
+}
+
+# The provider keeps a launch type the configuration no longer sets (it is Computed), so the
+# service would stay FARGATE after a switch back to gpu: a new kind replaces the service.
+resource "terraform_data" "kind" {
+  triggers_replace = var.kind
+}
+
 resource "aws_ecs_service" "this" {
   count = var.create ? 1 : 0
 
   name            = var.name
   cluster         = aws_ecs_cluster.this[0].id
-  task_definition = aws_ecs_task_definition.this[0].arn
+  task_definition = local.gpu ? aws_ecs_task_definition.this[0].arn : aws_ecs_task_definition.cpu[0].arn
   desired_count   = 0
 
   # Workers hold no connections: replacing all of them at once is safe, and needs no spare GPU.
@@ -788,14 +897,34 @@ resource "aws_ecs_service" "this" {
   enable_ecs_managed_tags            = true
   propagate_tags                     = "SERVICE"
 
-  capacity_provider_strategy {
-    capacity_provider = aws_ecs_capacity_provider.this[0].name
-    weight            = 1
+  # GPU: the capacity provider's instances. CPU: Fargate on demand, in the runner subnets, no
+  # public address (the subnets' NAT gateway or VPC endpoints reach ECR, S3, SQS and logs).
+  launch_type      = local.cpu ? "FARGATE" : null
+  platform_version = local.cpu ? "LATEST" : null
+
+  dynamic "capacity_provider_strategy" {
+    for_each = local.gpu ? [true] : []
+
+    content {
+      capacity_provider = aws_ecs_capacity_provider.this[0].name
+      weight            = 1
+    }
+  }
+
+  dynamic "network_configuration" {
+    for_each = local.cpu ? [true] : []
+
+    content {
+      subnets          = var.subnet_ids
+      security_groups  = [aws_security_group.this[0].id]
+      assign_public_ip = false
+    }
   }
 
   lifecycle {
     # Application Auto Scaling owns the desired count.
-    ignore_changes = [desired_count]
+    ignore_changes       = [desired_count]
+    replace_triggered_by = [terraform_data.kind]
   }
 
   depends_on = [aws_ecs_cluster_capacity_providers.this]

@@ -28,13 +28,18 @@ output "service_name" {
   value       = try(aws_ecs_service.this[0].name, null)
 }
 
+output "service_arn" {
+  description = "ARN of the runner ECS service (a new one when kind changes: the service is replaced)."
+  value       = try(aws_ecs_service.this[0].id, null)
+}
+
 output "task_definition_arn" {
   description = "ARN of the runner task definition."
-  value       = try(aws_ecs_task_definition.this[0].arn, null)
+  value       = one(concat(aws_ecs_task_definition.this[*].arn, aws_ecs_task_definition.cpu[*].arn))
 }
 
 output "autoscaling_group_name" {
-  description = "Name of the GPU instances' auto scaling group."
+  description = "Name of the GPU instances' auto scaling group (null with kind cpu: Fargate has none)."
   value       = try(aws_autoscaling_group.this[0].name, null)
 }
 
@@ -59,8 +64,8 @@ output "log_group_name" {
 }
 
 output "container_definitions" {
-  description = "The task's container definitions (JSON): the vLLM sidecar and the runner."
-  value       = try(aws_ecs_task_definition.this[0].container_definitions, null)
+  description = "The task's container definitions (JSON): the vLLM sidecar and the runner (kind gpu), or the runner alone (kind cpu)."
+  value       = one(concat(aws_ecs_task_definition.this[*].container_definitions, aws_ecs_task_definition.cpu[*].container_definitions))
 }
 
 output "vllm_gpu_type" {
@@ -70,10 +75,20 @@ output "vllm_gpu_type" {
 
 output "launch_tags" {
   description = "The tags runner instances and their volumes launch with, by resource type."
-  value       = var.create ? { for t in aws_launch_template.this[0].tag_specifications : t.resource_type => t.tags } : {}
+  value       = local.gpu ? { for t in aws_launch_template.this[0].tag_specifications : t.resource_type => t.tags } : {}
 }
 
 output "ami_ssm_parameter" {
   description = "The SSM parameter whose AMI the instances launch from."
   value       = var.ami_ssm_parameter
+}
+
+output "kind" {
+  description = "What the runners run on: gpu (marker-pdf, GPU instances) or cpu (the text-layer converter, Fargate)."
+  value       = var.kind
+}
+
+output "cpu_task" {
+  description = "The CPU runner task's size (cpu_task.json): vCPU units, memory, workers, each conversion's memory budget, the CPU seconds of one chunk."
+  value       = local.cpu_task
 }

@@ -3,9 +3,20 @@
 ################################################################################
 
 variable "create" {
-  description = "Whether to create the GPU runner fleet (ECR, ECS cluster, instances, task definition, service)."
+  description = "Whether to create the runner fleet (ECR, ECS cluster, task definition, service, and with kind gpu the instances)."
   type        = bool
   default     = true
+}
+
+variable "kind" {
+  description = "What the runners run on: gpu (marker-pdf on one-GPU EC2 instances of instance_types, with the vLLM sidecar and MPS) or cpu (the text-layer converter on Fargate, cpu_task.json's size: no GPU, no AMI, no instances to launch)."
+  type        = string
+  default     = "gpu"
+
+  validation {
+    condition     = contains(["gpu", "cpu"], var.kind)
+    error_message = "kind must be \"gpu\" (marker-pdf on GPU instances) or \"cpu\" (the text-layer converter on Fargate)."
+  }
 }
 
 variable "create_service_linked_role" {
