@@ -61,8 +61,10 @@ class RehearsalFailed(RuntimeError):
 class Outcome:
     records: dict[str, JobRecord]
     seconds: float
-    unused: dict[str, list[str]]  # per role, what its policy grants and nothing used
+    # per role a rehearsed component runs as: what its policy grants and nothing used
+    unused: dict[str, list[str]]
     requests: dict[str, int] = field(default_factory=dict)  # per role
+    denied: list[str] = field(default_factory=list)
 
 
 class Rehearsal(StopOnExit):
@@ -215,7 +217,11 @@ class Rehearsal(StopOnExit):
         requests: dict[str, int] = {}
         for (role, _, _), count in self.double.seen.items():
             requests[role] = requests.get(role, 0) + count
-        return Outcome(records, seconds, self.double.unused(), requests)
+        # The other roles (the ECS execution role) sign nothing here: AWS's agents use them.
+        mine = {f.role for f in self.deployment.functions.values()} | {self.deployment.runner.role}
+        unused = {role: found for role, found in self.double.unused().items() if role in mine}
+        denied = [self.explain(d) for d in dict.fromkeys(self.double.denied)]
+        return Outcome(records, seconds, unused, requests, denied)
 
     def failure(self) -> RehearsalFailed | None:
         if self.double.denied:
@@ -264,6 +270,19 @@ class Rehearsal(StopOnExit):
     def __enter__(self) -> Rehearsal:
         self.start()
         return self
+
+
+def comparable(record: JobRecord) -> dict[str, Any]:
+    """What two runs of one document must agree on: not the job id, versions or timings."""
+    return {
+        "status": record.status,
+        "pages": record.pages,
+        "converter": record.converter,
+        "converter_version": record.converter_version,
+        "ocr_pages": record.ocr_pages,
+        "markdown": record.markdown,
+        "error": record.error.code if record.error else None,
+    }
 
 
 def _entry_point(handler: str) -> str:
