@@ -91,6 +91,8 @@ def plan_args(values: dict[str, str], out: str) -> list[str]:
         "plan",
         "-input=false",
         "-no-color",
+        # The apply has just written the state it would refresh.
+        "-refresh=false",
         f"-target={PLANNED}",
         f"-out={out}",
         *[f"-var={k}={v}" for k, v in values.items()],

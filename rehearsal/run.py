@@ -11,8 +11,9 @@ component's role, under the applied policies and the queues' resource policies, 
 
 What the rehearsal changes in what is deployed, each for a machine without AWS or a GPU:
 :data:`ENDPOINT` and the credentials (the double, not AWS), and for the runner
-:data:`RUNNER_LOCAL` (the CPU converter instead of marker, no MPS). Anything else in this
-process's environment under ``PAGEFLEET_`` would leak into the functions: refused.
+:data:`RUNNER_LOCAL` (the CPU converter instead of marker, no MPS, a short long poll).
+Anything else in this process's environment under ``PAGEFLEET_`` would leak into the
+functions: refused.
 """
 
 from __future__ import annotations
@@ -41,8 +42,14 @@ from rehearsal.iam import Denial, IamDouble, Role
 from rehearsal.tls import loopback_certificate
 
 ENDPOINT = "PAGEFLEET_ENDPOINT_URL"
-# marker 2.x needs a GPU and its model servers; MPS an NVIDIA GPU. Everything else is as planned.
-RUNNER_LOCAL = {"PAGEFLEET_CONVERTER": "text-layer", "PAGEFLEET_MPS": "off"}
+# marker 2.x needs a GPU and its model servers; MPS an NVIDIA GPU. And a 1 s long poll (the
+# task leaves SQS's 20 s), so that a stopping runner's workers drain within a second, as the
+# embedded stack's do. Everything else is as planned.
+RUNNER_LOCAL = {
+    "PAGEFLEET_CONVERTER": "text-layer",
+    "PAGEFLEET_MPS": "off",
+    "PAGEFLEET_POLL_WAIT_S": "1",
+}
 # Execution environments per function at most, whatever the mapping's maximum concurrency
 # (Lambda's floor is 2): each is a process, and this machine is small.
 LOCAL_CONCURRENCY = 2

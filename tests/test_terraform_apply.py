@@ -12,6 +12,8 @@ import json
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -21,16 +23,15 @@ from embedded import MotoServer
 from embedded.dispatch import Dispatcher, EnvironmentSpec
 from embedded.pipeline import FUNCTIONS, LocalPipeline
 from embedded.provision import Stack, create_stack
-from pagefleet import aws, keys, stack
+from pagefleet import aws, stack
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
-from pagefleet.submission import upload
 from rehearsal import apply
 from rehearsal.deployment import Deployment
-from rehearsal.iam import SEEN_SERVICES
-from rehearsal.run import Rehearsal, RehearsalFailed, comparable
+from rehearsal.iam import SEEN_SERVICES, Role
+from rehearsal.run import RUNNER_LOCAL, Rehearsal, RehearsalFailed
+from runner.converters.text_layer import convert_document
 from runner.worker_plan import RunnerSettings
-from tests.conftest import wait_for_record
 from tests.terraform_support import (
     MOTO_CREDENTIALS,
     ROOT,
@@ -110,7 +111,14 @@ def applied(
     made = apply.deploy(terraform, apply.variables(name, moto_server.url, str(package)))
     outputs = json.loads(terraform("output", "-json", env=env).stdout)
     values = {k: v["value"] for k, v in outputs.items()}
-    return values | {"name": name, "state_bucket": state_bucket, "deployment": made.deployment}
+    # An apply with -target writes only the outputs that depend on a targeted resource: not
+    # queue_prefix, which is the name itself (root main.tf: PAGEFLEET_QUEUE_PREFIX).
+    return values | {
+        "name": name,
+        "queue_prefix": name,
+        "state_bucket": state_bucket,
+        "deployment": made.deployment,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -294,49 +302,45 @@ def _subscribe(moto_server: MotoServer, bus: str, name: str) -> tuple[Any, str]:
     return sqs, url
 
 
-def _outbox(bucket: Bucket, rel: str) -> dict[str, bytes]:
-    """The outbox objects of ``rel`` but its record, by key."""
-    markdown, assets = keys.outputs_of_record(keys.outbox_record(rel))
-    return {key: bucket.get(key) for key in [markdown, *bucket.list_keys(assets)]}
+@pytest.fixture(scope="module")
+def rehearsal(deployed: Deployment, moto_server: MotoServer) -> Iterator[Rehearsal]:
+    """The handlers and the runner run from the applied state alone (rehearsal/run.py)."""
+    with Rehearsal(deployed, moto_server.url) as running:
+        yield running
 
 
 @needs_terraform
-def test_the_pipeline_rehearsed_on_what_terraform_deployed_matches_the_embedded_stack(
-    applied: dict[str, Any], deployed: Deployment, moto_server: MotoServer
+def test_the_pipeline_rehearsed_on_what_terraform_deployed(
+    applied: dict[str, Any],
+    deployed: Deployment,
+    rehearsal: Rehearsal,
+    moto_server: MotoServer,
+    tmp_path: Path,
 ) -> None:
-    """The handlers and the runner run from the applied state alone (rehearsal/run.py), every
-    request through the IAM double as its component's role; an upload becomes the same
-    Markdown, byte for byte, as the embedded stack makes of it, its end is announced on the
-    bus Terraform made, and each role's granted-but-unused permissions are measured."""
+    """Every request through the IAM double as its component's role: an upload becomes the
+    Markdown the same converter makes of the whole document in one process (rule 5; `make
+    rehearse` compares the corpus's documents with the embedded stack's output), its end is
+    announced on the bus Terraform made, and each role's granted-but-unused permissions are
+    measured."""
     sqs, subscriber = _subscribe(moto_server, applied["job_event_bus_name"], f"{applied['name']}-s")
-    pdf = _pdf(5)
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(_pdf(5))
     bucket = Bucket(aws.client("s3", Settings(endpoint_url=moto_server.url)), deployed.bucket)
-    with Rehearsal(deployed, moto_server.url) as rehearsal:
-        outcome = rehearsal.timed(bucket, {"terraform/report": pdf}, timeout_s=90)
-        # The event follows the record's write: awaited by a long poll.
-        received = sqs.receive_message(QueueUrl=subscriber, WaitTimeSeconds=20)["Messages"]
+    outcome = rehearsal.timed(bucket, {"terraform/report": pdf.read_bytes()}, timeout_s=90)
+    # The event follows the record's write: awaited by a long poll.
+    received = sqs.receive_message(QueueUrl=subscriber, WaitTimeSeconds=20)["Messages"]
     record = outcome.records["terraform/report"]
     assert record.status == "done", record
-    markdown = bucket.get("outbox/terraform/report.md").decode()
-    for page in range(1, 6):
-        assert f"Page {page} of the terraform deployment test." in markdown
+    assert record.converter == RUNNER_LOCAL["PAGEFLEET_CONVERTER"]
+    assert bucket.get("outbox/terraform/report.md").decode() == convert_document(pdf)
     [event] = [json.loads(m["Body"]) for m in received]
     assert event["detail"]["record"] == "outbox/terraform/report.json"
     assert (event["detail"]["job_id"], event["detail"]["status"]) == (record.job_id, "done")
-
-    local = _embedded_stack(moto_server, applied, "e").settings
-    with LocalPipeline(local, workers=1, server=moto_server) as pipeline:
-        assert pipeline.stack is not None
-        embedded = Bucket(pipeline.stack.s3, local.bucket)
-        upload(embedded, "terraform/report", pdf)
-        theirs = wait_for_record(embedded, "terraform/report", timeout_s=90)
-    assert comparable(record) == comparable(theirs)
-    assert _outbox(bucket, "terraform/report") == _outbox(embedded, "terraform/report")
-
-    # Every function's role and the runner's signed requests, none denied; what each was
+    # The splitter's and the runner's roles signed requests, none denied; what a role was
     # granted and never used is reported, and what it used is not.
     splitter = deployed.functions["splitter"].role
     assert set(outcome.requests) >= {splitter, deployed.runner.role}
+    assert outcome.denied == []
     assert not any("SendChunks" in unused for unused in outcome.unused.get(splitter, []))
     assert all(
         action.split(": ")[1].split(":")[0] in SEEN_SERVICES
@@ -347,18 +351,20 @@ def test_the_pipeline_rehearsed_on_what_terraform_deployed_matches_the_embedded_
 
 @needs_terraform
 def test_a_statement_removed_from_a_role_fails_the_rehearsal_naming_it(
-    deployed: Deployment, moto_server: MotoServer
+    deployed: Deployment, rehearsal: Rehearsal, moto_server: MotoServer
 ) -> None:
+    """The splitter's role without SendChunks: the rehearsal fails at its first send, naming
+    the role, the action and the statement of the applied policy that grants it."""
     splitter = deployed.functions["splitter"].role
-    policies = copy.deepcopy(deployed.policies)
-    statements = policies[splitter]["Statement"]
-    policies[splitter]["Statement"] = [s for s in statements if s["Sid"] != "SendChunks"]
+    policy = copy.deepcopy(deployed.policies[splitter])
+    policy["Statement"] = [s for s in policy["Statement"] if s["Sid"] != "SendChunks"]
     bucket = Bucket(aws.client("s3", Settings(endpoint_url=moto_server.url)), deployed.bucket)
-    with (
-        Rehearsal(deployed, moto_server.url, policies=policies) as rehearsal,
-        pytest.raises(RehearsalFailed) as failed,
-    ):
-        rehearsal.convert(bucket, {"terraform/denied": _pdf(1)}, timeout_s=60)
+    rehearsal.double.roles[splitter] = Role(splitter, policy)
+    try:
+        with pytest.raises(RehearsalFailed) as failed:
+            rehearsal.convert(bucket, {"terraform/denied": _pdf(1)}, timeout_s=60)
+    finally:
+        rehearsal.double.roles[splitter] = Role(splitter, deployed.policies[splitter])
     assert f"{splitter} may not sqs:" in str(failed.value)
     assert "the rehearsed policy lacks statement SendChunks" in str(failed.value)
 
@@ -379,17 +385,17 @@ _CHOSEN: dict[tuple[str, str], tuple[Any, Any]] = {
     # One GPU's workers and its MPS daemon and vLLM sidecar; locally one worker per core.
     ("runner", "workers"): (3, 0),
     ("runner", "mps"): ("on", "auto"),
-    ("runner", "mps_dir"): ("/run/pagefleet-mps", "/tmp/nvidia-mps"),
     ("runner", "marker_inference_url"): ("http://vllm:8000/v1", None),
     ("runner", "marker_vllm_gpu_type"): ("l4", None),
     # ECS's stopTimeout (drain + 15 s); the embedded stack stops its runner itself.
     ("runner", "stop_timeout_s"): (40.0, 30.0),
-    # Lambda scales a mapping to 10 environments; the embedded stack to a few processes.
+    # Lambda scales each mapping up to its maximum concurrency; the embedded stack to a few
+    # processes.
     ("splitter", "concurrency"): (10, 4),
-    ("completion", "concurrency"): (10, 3),
-    ("upload-dead-letters", "concurrency"): (10, 1),
-    ("chunk-dead-letters", "concurrency"): (10, 1),
-    ("completion-dead-letters", "concurrency"): (10, 1),
+    ("completion", "concurrency"): (5, 3),
+    ("upload-dead-letters", "concurrency"): (2, 1),
+    ("chunk-dead-letters", "concurrency"): (2, 1),
+    ("completion-dead-letters", "concurrency"): (2, 1),
     # Found by this test: one upload per splitter invocation on AWS (the functions module's
     # batch_size), ten in the embedded stack's dispatcher.
     ("splitter", "batch_size"): (1, 10),
