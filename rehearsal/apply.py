@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rehearsal.deployment import Deployment, read
-from rehearsal.terraform import MOTO_CREDENTIALS, Terraform
+from rehearsal.terraform import MOTO_CREDENTIALS, Terraform, one_provider_process
 
 # Resource addresses passed as -target: their dependencies come along (the functions bring
 # the queues and storage, the task definition brings its roles, repositories and log group).
@@ -102,18 +102,27 @@ def plan_args(values: dict[str, str], out: str) -> list[str]:
 @dataclass
 class Applied:
     deployment: Deployment
+    outputs: dict[str, Any]  # the root module's, by name
     apply_s: float
     plan_s: float
 
 
 def deploy(tf: Terraform, values: dict[str, str]) -> Applied:
     """Apply ``values`` with :data:`TARGETS` from ``tf``'s initialised copy of terraform/,
-    then plan :data:`PLANNED`; what the state and the plan say was deployed."""
-    started = time.monotonic()
-    tf(*apply_args(values), timeout_s=600, env=MOTO_CREDENTIALS)
-    state: dict[str, Any] = json.loads(tf("show", "-json", env=MOTO_CREDENTIALS).stdout)
-    applied_s = time.monotonic() - started
-    started = time.monotonic()
-    tf(*plan_args(values, "rehearsal.plan"), timeout_s=300, env=MOTO_CREDENTIALS)
-    plan = json.loads(tf("show", "-json", "rehearsal.plan", env=MOTO_CREDENTIALS).stdout)
-    return Applied(read(state, plan), applied_s, time.monotonic() - started)
+    then plan :data:`PLANNED`; what the state and the plan say was deployed. Every command
+    talks to one provider process (each start builds the provider's schema)."""
+    with one_provider_process(tf):
+        started = time.monotonic()
+        tf(*apply_args(values), timeout_s=600, env=MOTO_CREDENTIALS)
+        state: dict[str, Any] = json.loads(tf("show", "-json", env=MOTO_CREDENTIALS).stdout)
+        outputs = json.loads(tf("output", "-json", env=MOTO_CREDENTIALS).stdout)
+        applied_s = time.monotonic() - started
+        started = time.monotonic()
+        tf(*plan_args(values, "rehearsal.plan"), timeout_s=300, env=MOTO_CREDENTIALS)
+        plan = json.loads(tf("show", "-json", "rehearsal.plan", env=MOTO_CREDENTIALS).stdout)
+    return Applied(
+        read(state, plan),
+        {name: output["value"] for name, output in outputs.items()},
+        applied_s,
+        time.monotonic() - started,
+    )

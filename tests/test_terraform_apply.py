@@ -109,11 +109,9 @@ def applied(
     assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]
     # What `make rehearse` applies (rehearsal/apply.py says what moto cannot create, and why).
     made = apply.deploy(terraform, apply.variables(name, moto_server.url, str(package)))
-    outputs = json.loads(terraform("output", "-json", env=env).stdout)
-    values = {k: v["value"] for k, v in outputs.items()}
     # An apply with -target writes only the outputs that depend on a targeted resource: not
     # queue_prefix, which is the name itself (root main.tf: PAGEFLEET_QUEUE_PREFIX).
-    return values | {
+    return made.outputs | {
         "name": name,
         "queue_prefix": name,
         "state_bucket": state_bucket,
