@@ -111,7 +111,7 @@ def deploy(tf: Terraform, values: dict[str, str]) -> Applied:
     """Apply ``values`` with :data:`TARGETS` from ``tf``'s initialised copy of terraform/,
     then plan :data:`PLANNED`; what the state and the plan say was deployed. Every command
     talks to one provider process (each start builds the provider's schema)."""
-    with one_provider_process(tf):
+    with one_provider_process(tf, MOTO_CREDENTIALS):
         started = time.monotonic()
         tf(*apply_args(values), timeout_s=600, env=MOTO_CREDENTIALS)
         state: dict[str, Any] = json.loads(tf("show", "-json", env=MOTO_CREDENTIALS).stdout)

@@ -138,7 +138,7 @@ def initialised(base: Path) -> Terraform:
 
 
 @contextmanager
-def one_provider_process(tf: Terraform) -> Iterator[None]:
+def one_provider_process(tf: Terraform, env: dict[str, str] | None = None) -> Iterator[None]:
     """Every command of ``tf`` talks to one aws provider process, started here in the mode
     Terraform's provider debugging uses (``-debug``, then ``TF_REATTACH_PROVIDERS``), instead
     of starting the provider for each command and each ``terraform test`` run: a start builds
@@ -150,9 +150,14 @@ def one_provider_process(tf: Terraform) -> Iterator[None]:
     lock = (tf.workdir / ".terraform.lock.hcl").read_text()
     version = lock.split(f'provider "{AWS_PROVIDER}"')[1].split('"')[1]
     (binary,) = (tf.mirror / AWS_PROVIDER / version).glob("*/terraform-provider-aws*")
+    # Started on its own, the provider fails to configure with a custom CA bundle ("unable to
+    # add custom RootCAs HTTPClient, has no WithTransportOptions"): the endpoints here are
+    # plain HTTP, so the machine's AWS_CA_BUNDLE is left out.
+    # ``env``: what the provider reads from its environment (credentials), besides ``tf``'s.
+    env = {k: v for k, v in {**tf.env, **(env or {})}.items() if k != "AWS_CA_BUNDLE"}
     provider = subprocess.Popen(
         [binary, "-debug"],
-        env=tf.env,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
