@@ -238,11 +238,29 @@ class Dispatcher:
         return self._stop.is_set() or mapping.paused.is_set()
 
     def poll_once(
-        self, name: str, url: str, arn: str, handler: Handler, batch_size: int = 10
+        self,
+        name: str,
+        url: str,
+        arn: str,
+        handler: Handler,
+        batch_size: int = 10,
+        *,
+        batching_window_s: float = 0.0,
+        report_failures: bool = True,
     ) -> int:
         """One receive-invoke-delete round outside any poller; returns how many records were
         handled (deleted)."""
-        return self._round(_Mapping(name, url, arn, handler, batch_size, 1), handler)
+        mapping = _Mapping(
+            name,
+            url,
+            arn,
+            handler,
+            batch_size,
+            1,
+            batching_window_s=batching_window_s,
+            report_failures=report_failures,
+        )
+        return self._round(mapping, handler)
 
     def _receive(self, mapping: _Mapping, most: int, wait_s: int) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = self.sqs.receive_message(
