@@ -279,7 +279,8 @@ class Dispatcher:
         # A batching window: receive more until the batch is full or the window has passed.
         closes = time.monotonic() + mapping.batching_window_s
         while len(messages) < mapping.batch_size and (left := closes - time.monotonic()) > 0:
-            messages += self._receive(mapping, mapping.batch_size - len(messages), int(left))
+            wait_s = min(int(left), 20)  # SQS long-polls 20 s at most
+            messages += self._receive(mapping, mapping.batch_size - len(messages), wait_s)
         if len(messages) == mapping.batch_size:
             mapping.last_full_batch = time.monotonic()
             if mapping.wanted < mapping.concurrency:
