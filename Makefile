@@ -39,7 +39,7 @@ test: $(STAMP)
 	$(VENV)/bin/pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # The core and the handlers are typed under mypy's strict flags (pyproject.toml says which).
-MYPY_PATHS = pagefleet handlers runner embedded cli bench scripts/env-example scripts/gpu-check \
+MYPY_PATHS = pagefleet handlers runner embedded rehearsal cli bench scripts/env-example scripts/gpu-check \
 	scripts/drill
 
 lint: $(STAMP) typecheck

@@ -94,6 +94,8 @@ class _Mapping:
     concurrency: int
     observer: Observer | None = None
     warm: bool = True  # start its first environment with the dispatcher, not on its first batch
+    batching_window_s: float = 0.0  # gather records this long for a fuller batch
+    report_failures: bool = True  # ReportBatchItemFailures: else a reply's failures are ignored
     stats: MappingStats = field(default_factory=MappingStats)
     wanted: int = 1  # pollers allowed to poll: grows with the backlog
     last_full_batch: float = float("-inf")  # time.monotonic() of the last full batch
@@ -125,13 +127,26 @@ class Dispatcher:
         concurrency: int = 1,
         observer: Observer | None = None,
         warm: bool = True,
+        batching_window_s: float = 0.0,
+        report_failures: bool = True,
     ) -> None:
         """Map a queue to a function: ``handler`` is called in this process (it must then be
         thread-safe when ``concurrency`` > 1), or, given an :class:`EnvironmentSpec`, each
         poller invokes an environment process of its own. Unless ``warm``, that process starts
-        on the first batch, as a cold start does on Lambda."""
+        on the first batch, as a cold start does on Lambda. ``batching_window_s`` and
+        ``report_failures``: the mapping's MaximumBatchingWindowInSeconds and whether its
+        FunctionResponseTypes hold ReportBatchItemFailures."""
         mapping = _Mapping(
-            name, queue_url, queue_arn, handler, batch_size, max(1, concurrency), observer, warm
+            name,
+            queue_url,
+            queue_arn,
+            handler,
+            batch_size,
+            max(1, concurrency),
+            observer,
+            warm,
+            batching_window_s,
+            report_failures,
         )
         for index in range(mapping.concurrency):
             mapping.threads.append(
@@ -223,22 +238,49 @@ class Dispatcher:
         return self._stop.is_set() or mapping.paused.is_set()
 
     def poll_once(
-        self, name: str, url: str, arn: str, handler: Handler, batch_size: int = 10
+        self,
+        name: str,
+        url: str,
+        arn: str,
+        handler: Handler,
+        batch_size: int = 10,
+        *,
+        batching_window_s: float = 0.0,
+        report_failures: bool = True,
     ) -> int:
         """One receive-invoke-delete round outside any poller; returns how many records were
         handled (deleted)."""
-        return self._round(_Mapping(name, url, arn, handler, batch_size, 1), handler)
+        mapping = _Mapping(
+            name,
+            url,
+            arn,
+            handler,
+            batch_size,
+            1,
+            batching_window_s=batching_window_s,
+            report_failures=report_failures,
+        )
+        return self._round(mapping, handler)
 
-    def _round(self, mapping: _Mapping, handler: Handler) -> int:
-        messages = self.sqs.receive_message(
+    def _receive(self, mapping: _Mapping, most: int, wait_s: int) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.sqs.receive_message(
             QueueUrl=mapping.url,
-            MaxNumberOfMessages=mapping.batch_size,
-            WaitTimeSeconds=self.wait_s,
+            MaxNumberOfMessages=min(most, 10),  # SQS's most per receive
+            WaitTimeSeconds=wait_s,
             MessageSystemAttributeNames=["All"],
             MessageAttributeNames=["All"],  # Lambda hands a function every attribute
         ).get("Messages", [])
+        return messages
+
+    def _round(self, mapping: _Mapping, handler: Handler) -> int:
+        messages = self._receive(mapping, mapping.batch_size, self.wait_s)
         if not messages:
             return 0
+        # A batching window: receive more until the batch is full or the window has passed.
+        closes = time.monotonic() + mapping.batching_window_s
+        while len(messages) < mapping.batch_size and (left := closes - time.monotonic()) > 0:
+            wait_s = min(int(left), 20)  # SQS long-polls 20 s at most
+            messages += self._receive(mapping, mapping.batch_size - len(messages), wait_s)
         if len(messages) == mapping.batch_size:
             mapping.last_full_batch = time.monotonic()
             if mapping.wanted < mapping.concurrency:
@@ -255,6 +297,8 @@ class Dispatcher:
         try:
             response = handler(sqs_event(messages, mapping.arn, self.region), context) or {}
             failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+            if not mapping.report_failures:
+                failed = set()  # without ReportBatchItemFailures a reply is no failure
         except Exception:
             log.exception("%s failed a whole batch", mapping.name)
             with self._changed:

@@ -5,6 +5,8 @@
 #   make lambda-package    build/lambda.zip for the splitter and completion functions
 #   make deploy / destroy  the whole pipeline on AWS, with the credentials in your environment
 #   make image-repositories  only the ECR repositories (and the key), before the first image push
+#   make rehearse          apply to a moto server and convert the corpus's small documents from
+#                          what the apply made, under its IAM policies (rehearsal/)
 #
 # Every target that runs the project's Python depends on $(STAMP), the top-level Makefile's
 # "venv installed" marker, so each works from a fresh clone; run on its own (make -f) it is empty.
@@ -38,7 +40,7 @@ export TF_IN_AUTOMATION := 1
 .PHONY: terraform-cli-config terraform-init terraform-init-offline terraform-backend \
 	terraform-fmt terraform-check terraform-stack-json terraform-policies-json \
 	terraform-providers-lock checkov \
-	lambda-package deploy destroy image-repositories
+	lambda-package deploy destroy image-repositories rehearse
 
 $(TF_CLI_CONFIG): $(TF_DIR)/terraform.mk
 	@mirror="$(TF_PLUGIN_MIRROR)"; [ -n "$$mirror" ] || mirror="$$($(FIND_MIRROR))"; \
@@ -70,7 +72,7 @@ terraform-init: $(TF_CLI_CONFIG) terraform-backend
 terraform-stack-json: $(STAMP)
 	$(PY) $(TF_DIR)/scripts/stack_json.py
 
-# The IAM policies the tests' IAM double answers by (tests/iam_double.py), from the modules' plans.
+# The IAM policies the tests' IAM double answers by (rehearsal/iam.py), from the modules' plans.
 terraform-policies-json: $(STAMP) terraform-init-offline
 	$(PY) $(TF_DIR)/scripts/policies_json.py
 
@@ -125,3 +127,12 @@ destroy: terraform-init
 image-repositories: terraform-init
 	cd $(TF_DIR) && $(TF) apply -input=false $(TF_VARS) \
 	  -target='module.runners.aws_ecr_repository.this' -target='module.runners.aws_ecr_repository.vllm'
+
+# The deployment rehearsed offline (rehearsal/__main__.py): the root module applied to a moto
+# server, the corpus's small documents converted from what it made, compared with the embedded
+# stack's output for the same documents. Output and run time under REHEARSE_OUT.
+REHEARSE_CORPUS ?= ../shared/corpus
+REHEARSE_OUT ?= bench/results/$(shell date -u +%Y-%m-%d)-rehearse
+
+rehearse: $(STAMP) $(TF_CLI_CONFIG)
+	$(PY) -m rehearsal --corpus $(REHEARSE_CORPUS) --out $(REHEARSE_OUT)

@@ -110,6 +110,42 @@ def test_a_handler_that_raises_leaves_the_whole_batch(settings: Settings) -> Non
     assert attrs["ApproximateNumberOfMessagesNotVisible"] == "1"
 
 
+def test_without_report_batch_item_failures_a_reply_fails_no_record(settings: Settings) -> None:
+    """A mapping without ReportBatchItemFailures ignores the reply: the batch is deleted
+    (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html)."""
+    stack = create_stack(settings, create_bucket=False)
+    url, arn = stack.queue_urls["ingest"], stack.queue_arns["ingest"]
+    for n in range(2):
+        stack.sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"n": n}))
+
+    def fail_all(event: dict, context: object) -> dict:
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+
+    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=0)
+    assert dispatcher.poll_once("t", url, arn, fail_all, report_failures=False) == 2
+    assert dispatcher.poll_once("t", url, arn, fail_all) == 0  # nothing left
+
+
+def test_a_batching_window_gathers_a_fuller_batch(settings: Settings) -> None:
+    """A message sent after the first receive joins the batch while the window is open."""
+    stack = create_stack(settings, create_bucket=False)
+    url, arn = stack.queue_urls["ingest"], stack.queue_arns["ingest"]
+    stack.sqs.send_message(QueueUrl=url, MessageBody="{}")
+    batches: list[int] = []
+
+    def handler(event: dict, context: object) -> None:
+        batches.append(len(event["Records"]))
+
+    later = threading.Timer(
+        0.3, stack.sqs.send_message, kwargs={"QueueUrl": url, "MessageBody": "{}"}
+    )
+    later.start()
+    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=0)
+    handled = dispatcher.poll_once("t", url, arn, handler, 2, batching_window_s=10)
+    later.join()
+    assert (handled, batches) == (2, [2])
+
+
 def test_a_backlog_is_handled_by_concurrent_batches_of_at_most_ten(settings: Settings) -> None:
     stack = create_stack(settings, create_bucket=False)
     url, arn = stack.queue_urls["ingest"], stack.queue_arns["ingest"]

@@ -18,7 +18,7 @@ from handlers import clients, completion
 from pagefleet import keys
 from pagefleet.settings import Settings, settings_env
 from pagefleet.storage import Bucket
-from tests.iam_double import IamDouble, iam_double
+from rehearsal.iam import IamDouble, iam_double
 from tests.lambda_events import Context, dead_chunk, object_event, result_event, sqs_event
 
 
@@ -75,7 +75,7 @@ def as_role(
     moto_server: MotoServer, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[[str], IamDouble]]:
     """Run a handler here as its Lambda runs on AWS: configured by the environment, signing as
-    its own role through the IAM double (tests/iam_double.py). Returns: entry point -> double."""
+    its own role through the IAM double (rehearsal/iam.py). Returns: entry point -> double."""
     create_stack(settings)
     with iam_double(moto_server.url, settings.bucket, settings.queue_prefix) as double:
 

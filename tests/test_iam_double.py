@@ -1,8 +1,10 @@
-"""The IAM double itself: it answers as AWS answers each role, by terraform/policies.json."""
+"""The IAM double itself: it answers as AWS answers each role, by terraform/policies.json, and
+enforces the KMS use and the TLS-only queue policies Terraform deploys."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -15,7 +17,8 @@ from embedded.pipeline import FUNCTIONS
 from embedded.provision import create_stack
 from pagefleet import keys
 from pagefleet.settings import Settings
-from tests.iam_double import IamDouble, Statement, iam_double
+from rehearsal.iam import IamDouble, Statement, iam_double
+from rehearsal.tls import loopback_certificate
 
 
 @pytest.fixture
@@ -25,12 +28,13 @@ def double(moto_server: MotoServer, settings: Settings) -> Iterator[IamDouble]:
         yield running
 
 
-def _client(double: IamDouble, service: str, role: str) -> Any:
+def _client(double: IamDouble, service: str, role: str, verify: str | None = None) -> Any:
     credentials = double.credentials(role)
     return boto3.session.Session().client(
         service,
         region_name="us-east-1",
         endpoint_url=double.url,
+        verify=verify,
         aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"],
         aws_session_token=credentials["AWS_SESSION_TOKEN"],
@@ -101,3 +105,87 @@ def test_every_entry_point_has_a_role(double: IamDouble) -> None:
     for _, _, entry_point in FUNCTIONS.values():
         assert double.role_of(entry_point) in double.roles
     assert double.role_of("python -m runner") == "runner"
+
+
+def _double_for(
+    moto_server: MotoServer, settings: Settings, tls: bool, tmp_path: Path
+) -> tuple[IamDouble, str | None]:
+    """A double with one role that may read and write the bucket and use its queue, under the
+    bucket's and the queue's KMS key and the queue's TLS-only policy, as Terraform writes them
+    (terraform/modules/queues/main.tf: DenyInsecureTransport)."""
+    bucket_arn = f"arn:aws:s3:::{settings.bucket}"
+    queue_arn = f"arn:aws:sqs:us-east-1:123456789012:{settings.queue_prefix}-chunks"
+    key = "arn:aws:kms:us-east-1:123456789012:key/k"
+    policy = {
+        "Statement": [
+            {
+                "Sid": "Objects",
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:PutObject"],
+                "Resource": [f"{bucket_arn}/*"],
+            },
+            {
+                "Sid": "Chunks",
+                "Effect": "Allow",
+                "Action": ["sqs:GetQueueUrl", "sqs:SendMessage"],
+                "Resource": [queue_arn],
+            },
+            {
+                "Sid": "Encrypt",
+                "Effect": "Allow",
+                "Action": ["kms:GenerateDataKey"],
+                "Resource": [key],
+            },
+        ]
+    }
+    tls_only = {
+        "Statement": [
+            {
+                "Sid": "DenyInsecureTransport",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "sqs:*",
+                "Resource": queue_arn,
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        ]
+    }
+    context, ca = loopback_certificate(tmp_path) if tls else (None, None)
+    double = IamDouble(
+        moto_server.url,
+        {"writer": policy},
+        arn_tail="us-east-1:123456789012",
+        data_keys={bucket_arn: key, queue_arn: key},
+        resource_policies={queue_arn: tls_only},
+        tls=context,
+    )
+    double.start()
+    return double, None if ca is None else str(ca)
+
+
+def test_kms_and_the_tls_only_queue_policy_are_enforced(
+    moto_server: MotoServer, settings: Settings, tmp_path: Path
+) -> None:
+    """A role that may write but not decrypt under the bucket's key puts an object and cannot
+    read it back (kms:Decrypt named); a queue whose policy denies insecure transport refuses
+    plain HTTP (the statement named) and answers over TLS, where SendMessage needs
+    kms:Decrypt too."""
+    create_stack(settings)
+    plain, _ = _double_for(moto_server, settings, tls=False, tmp_path=tmp_path)
+    secure, ca = _double_for(moto_server, settings, tls=True, tmp_path=tmp_path)
+    try:
+        s3 = _client(plain, "s3", "writer")
+        s3.put_object(Bucket=settings.bucket, Key="a", Body=b"x")
+        assert _code(s3.get_object, Bucket=settings.bucket, Key="a") == "AccessDenied"
+        assert [(d.action, d.denied_by) for d in plain.denied] == [("kms:Decrypt", "")]
+        chunks = f"{settings.queue_prefix}-chunks"
+        sqs = _client(plain, "sqs", "writer")
+        assert _code(sqs.get_queue_url, QueueName=chunks) == "AccessDenied"
+        assert plain.denied[-1].denied_by == "denied by DenyInsecureTransport"
+        over_tls = _client(secure, "sqs", "writer", verify=ca)
+        url = over_tls.get_queue_url(QueueName=chunks)["QueueUrl"]
+        assert _code(over_tls.send_message, QueueUrl=url, MessageBody="m") == "AccessDenied"
+        assert [(d.action, d.denied_by) for d in secure.denied] == [("kms:Decrypt", "")]
+    finally:
+        plain.stop()
+        secure.stop()

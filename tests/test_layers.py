@@ -14,8 +14,9 @@ from pathlib import Path
 from tests.lambda_builder import builder
 
 ROOT = Path(__file__).resolve().parents[1]
-# The top floors: the embedded stack and, above it, the `pagefleet` command.
-TOP = ("embedded", "cli")
+# The top floors: the embedded stack and, above it, the `pagefleet` command and the rehearsal
+# of a deployment (`make rehearse`), side by side.
+TOP = ("embedded", "cli", "rehearsal")
 LOCAL_EXTRA = ("moto", "rich", "fpdf")  # pyproject.toml's `local` extra
 RUNNER_EXTRA = ("aiobotocore", "pdftext", "rapidocr_onnxruntime", "psutil", "pynvml")
 
@@ -40,6 +41,7 @@ HANDLERS = _modules("handlers")
 RUNNER = _modules("runner")
 EMBEDDED = _modules("embedded")
 CLI = _modules("cli")
+REHEARSAL = _modules("rehearsal")
 
 
 def _imports(path: Path) -> set[str]:
@@ -73,7 +75,13 @@ def test_handlers_and_runner_import_nothing_above_them_or_each_other() -> None:
 
 
 def test_the_embedded_stack_imports_nothing_of_the_command() -> None:
-    assert _violations(EMBEDDED, ("cli",)) == []
+    assert _violations(EMBEDDED, ("cli", "rehearsal")) == []
+
+
+def test_the_command_and_the_rehearsal_import_nothing_of_each_other() -> None:
+    assert "rehearsal.run" in REHEARSAL
+    assert _violations(CLI, ("rehearsal",)) == []
+    assert _violations(REHEARSAL, ("cli",)) == []
 
 
 def test_only_the_embedded_stack_imports_moto() -> None:

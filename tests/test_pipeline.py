@@ -27,10 +27,10 @@ from pagefleet.stack import notification_configuration, queue_specs
 from pagefleet.status import job_status, jobs_finished
 from pagefleet.storage import Bucket
 from pagefleet.submission import Upload, await_records, upload
+from rehearsal.iam import IamDouble, iam_double
 from runner.converters.text_layer import convert_document
 from tests import layout_pdfs
 from tests.conftest import corpus_dir, wait_for_record
-from tests.iam_double import IamDouble, iam_double
 
 ERROR_CODES = {
     "not_pdf",
@@ -518,7 +518,7 @@ def test_every_function_and_the_runner_under_its_own_terraform_role(
     moto_server, settings: Settings, double: IamDouble, report: Path
 ) -> None:
     """Each function and the runner signs as its own role, through the IAM double, which
-    answers as AWS answers those roles (tests/iam_double.py: Terraform's planned policies):
+    answers as AWS answers those roles (rehearsal/iam.py: Terraform's planned policies):
     an upload converts, and each DLQ's consumer does its work, with nothing denied."""
     with LocalPipeline(
         settings,

@@ -1,28 +1,37 @@
-"""An apply of storage + queues + functions + alarms against the embedded moto server, with its
-state in an S3 backend there (initialised by `make terraform-init TF_BACKEND_CONFIG=...`), after
-which the pipeline converts a PDF on what Terraform made (and announces it on the job event bus
-Terraform made), and what Terraform made is read back and compared with pagefleet/stack.py (the
-one definition) and with the local stack."""
+"""The root module applied against the embedded moto server as `make rehearse` applies it
+(rehearsal/apply.py: what moto cannot create, and why), with its state in an S3 backend there
+(initialised by `make terraform-init TF_BACKEND_CONFIG=...`). On it the pipeline is rehearsed
+from the applied state alone, under the applied IAM policies (rehearsal/run.py), and compared
+with the embedded stack; what Terraform made is read back and compared with pagefleet/stack.py
+(the one definition) and with the local stack."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
 from embedded import MotoServer
-from embedded.pipeline import LocalPipeline
+from embedded.dispatch import Dispatcher, EnvironmentSpec
+from embedded.pipeline import FUNCTIONS, LocalPipeline
 from embedded.provision import Stack, create_stack
 from pagefleet import aws, stack
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
-from pagefleet.submission import upload
-from tests.conftest import wait_for_record
+from rehearsal import apply
+from rehearsal.deployment import Deployment
+from rehearsal.iam import SEEN_SERVICES, Role
+from rehearsal.run import RUNNER_LOCAL, Rehearsal, RehearsalFailed
+from runner.converters.text_layer import convert_document
+from runner.worker_plan import RunnerSettings
 from tests.terraform_support import (
     MOTO_CREDENTIALS,
     ROOT,
@@ -45,7 +54,8 @@ def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
 def applied(
     terraform: Terraform, moto_server: MotoServer, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Any]:
-    """storage + queues + functions applied to the moto server; returns the outputs."""
+    """The root module applied to the moto server as `make rehearse` applies it; returns the
+    outputs, and what was deployed (:mod:`rehearsal.deployment`)."""
     package = tmp_path_factory.mktemp("pkg") / "lambda.zip"
     # The functions never run on moto (no Docker), so the package need not carry wheels.
     subprocess.run(
@@ -97,26 +107,24 @@ def applied(
         timeout=120,
     )
     assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]
-    variables = {
+    # What `make rehearse` applies (rehearsal/apply.py says what moto cannot create, and why).
+    made = apply.deploy(terraform, apply.variables(name, moto_server.url, str(package)))
+    # An apply with -target writes only the outputs that depend on a targeted resource: not
+    # queue_prefix, which is the name itself (root main.tf: PAGEFLEET_QUEUE_PREFIX).
+    return made.outputs | {
         "name": name,
-        "bucket_name": f"{name}-bucket",
-        "endpoint_url": moto_server.url,
-        "lambda_package_path": str(package),
-        "create_runners": "false",
-        # moto lacks Application Auto Scaling tagging (apply hangs) and the runner fleet.
-        "create_autoscaling": "false",
-        # moto would run the functions in Docker on every message; the test dispatches instead.
-        "event_source_mapping_enabled": "false",
-        "force_destroy": "true",
-        # moto 5.2.5 evaluates the TLS-only Deny (aws:SecureTransport, unknown to it) as a deny
-        # of every request; storage.tftest.hcl pins that policy instead.
-        "s3_deny_insecure_transport": "false",
+        "queue_prefix": name,
+        "state_bucket": state_bucket,
+        "deployment": made.deployment,
     }
-    args = [f"-var={k}={v}" for k, v in variables.items()]
-    terraform("apply", "-auto-approve", "-input=false", "-no-color", *args, timeout_s=240, env=env)
-    outputs = json.loads(terraform("output", "-json", env=env).stdout)
-    values = {k: v["value"] for k, v in outputs.items()}
-    return values | {"name": name, "state_bucket": state_bucket}
+
+
+@pytest.fixture(scope="module")
+def deployed(applied: dict[str, Any]) -> Deployment:
+    """What the apply made, read from its state, and the runner's task definition from the
+    plan made after it (moto refuses it: rehearsal/apply.py)."""
+    deployment: Deployment = applied["deployment"]
+    return deployment
 
 
 @needs_terraform
@@ -269,17 +277,6 @@ def test_bucket_read_back_is_versioned_encrypted_and_not_public(
     assert all(block.values()) and len(block) == 4
 
 
-def _stack_from_terraform(settings: Settings, applied: dict[str, Any]) -> Stack:
-    sqs = aws.client("sqs", settings)
-    made = Stack(settings=settings, s3=aws.client("s3", settings), sqs=sqs)
-    for role, url in applied["queue_urls"].items():
-        dlq_url = applied["dead_letter_queue_urls"][role]
-        made.queue_urls[role], made.dlq_urls[role] = url, dlq_url
-        made.queue_arns[role] = _attributes(sqs, url)["QueueArn"]
-        made.dlq_arns[role] = _attributes(sqs, dlq_url)["QueueArn"]
-    return made
-
-
 def _pdf(pages: int) -> bytes:
     from fpdf import FPDF
 
@@ -303,48 +300,179 @@ def _subscribe(moto_server: MotoServer, bus: str, name: str) -> tuple[Any, str]:
     return sqs, url
 
 
+@pytest.fixture(scope="module")
+def rehearsal(deployed: Deployment, moto_server: MotoServer) -> Iterator[Rehearsal]:
+    """The handlers and the runner run from the applied state alone (rehearsal/run.py)."""
+    with Rehearsal(deployed, moto_server.url) as running:
+        yield running
+
+
 @needs_terraform
-def test_pipeline_converts_a_pdf_on_the_resources_terraform_made(
-    applied: dict[str, Any], moto_server: MotoServer
+def test_the_pipeline_rehearsed_on_what_terraform_deployed(
+    applied: dict[str, Any],
+    deployed: Deployment,
+    rehearsal: Rehearsal,
+    moto_server: MotoServer,
+    tmp_path: Path,
 ) -> None:
-    # What Terraform tells the completion function: the bus it made for job-end events ...
-    lambda_ = boto3.client("lambda", region_name="us-east-1", endpoint_url=moto_server.url)
-    configured = lambda_.get_function_configuration(
-        FunctionName=applied["lambda_function_names"]["completion"]
-    )["Environment"]["Variables"]
-    assert configured["PAGEFLEET_EVENT_BUS"] == applied["job_event_bus_name"]
-    # ... and lets it put events there: the ARN its policy names is the bus's.
-    iam = boto3.client("iam", region_name="us-east-1", endpoint_url=moto_server.url)
-    role = f"{applied['name']}-us-east-1-completion"
-    policy = iam.get_role_policy(RoleName=role, PolicyName="pagefleet")["PolicyDocument"]
-    [put] = [s for s in policy["Statement"] if s["Sid"] == "PutJobEvents"]
-    assert put["Resource"] == [applied["job_event_bus_arn"]]
+    """Every request through the IAM double as its component's role: an upload becomes the
+    Markdown the same converter makes of the whole document in one process (rule 5; `make
+    rehearse` compares the corpus's documents with the embedded stack's output), its end is
+    announced on the bus Terraform made, and each role's granted-but-unused permissions are
+    measured."""
     sqs, subscriber = _subscribe(moto_server, applied["job_event_bus_name"], f"{applied['name']}-s")
-    # Chunks of about 2 pages for one lane, however cheap (the cost planner would keep 5 cheap
-    # pages in one chunk).
-    settings = _settings(
-        moto_server,
-        applied,
-        chunk_pages=2,
-        chunk_min_cost_s=0.0,
-        fleet_lanes=1,
-        poll_wait_s=1,
-        heartbeat_s=2,
-        event_bus=configured["PAGEFLEET_EVENT_BUS"],
-    )
-    made = _stack_from_terraform(settings, applied)
-    bucket = Bucket(made.s3, settings.bucket)
-    with LocalPipeline(settings, workers=1, server=moto_server, stack=made):
-        # Upper-case suffix: only the notification rules Terraform set can route it.
-        upload(bucket, "terraform/report", _pdf(5), suffix=".PDF")
-        record = wait_for_record(bucket, "terraform/report", timeout_s=90)
-        # The event follows the record's write: awaited by a long poll.
-        received = sqs.receive_message(QueueUrl=subscriber, WaitTimeSeconds=20)["Messages"]
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(_pdf(5))
+    bucket = Bucket(aws.client("s3", Settings(endpoint_url=moto_server.url)), deployed.bucket)
+    outcome = rehearsal.timed(bucket, {"terraform/report": pdf.read_bytes()}, timeout_s=90)
+    # The event follows the record's write: awaited by a long poll.
+    received = sqs.receive_message(QueueUrl=subscriber, WaitTimeSeconds=20)["Messages"]
+    record = outcome.records["terraform/report"]
     assert record.status == "done", record
-    assert record.pages == 5 and len(record.chunks) == 3
-    markdown = bucket.get("outbox/terraform/report.md").decode()
-    for page in range(1, 6):
-        assert f"Page {page} of the terraform deployment test." in markdown
+    assert record.converter == RUNNER_LOCAL["PAGEFLEET_CONVERTER"]
+    assert bucket.get("outbox/terraform/report.md").decode() == convert_document(pdf)
     [event] = [json.loads(m["Body"]) for m in received]
     assert event["detail"]["record"] == "outbox/terraform/report.json"
     assert (event["detail"]["job_id"], event["detail"]["status"]) == (record.job_id, "done")
+    # The splitter's and the runner's roles signed requests, none denied; what a role was
+    # granted and never used is reported, and what it used is not.
+    splitter = deployed.functions["splitter"].role
+    assert set(outcome.requests) >= {splitter, deployed.runner.role}
+    assert outcome.denied == []
+    assert not any("SendChunks" in unused for unused in outcome.unused.get(splitter, []))
+    assert all(
+        action.split(": ")[1].split(":")[0] in SEEN_SERVICES
+        for unused in outcome.unused.values()
+        for action in unused
+    )
+
+
+@needs_terraform
+def test_a_statement_removed_from_a_role_fails_the_rehearsal_naming_it(
+    deployed: Deployment, rehearsal: Rehearsal, moto_server: MotoServer
+) -> None:
+    """The splitter's role without SendChunks: the rehearsal fails at its first send, naming
+    the role, the action and the statement of the applied policy that grants it."""
+    splitter = deployed.functions["splitter"].role
+    policy = copy.deepcopy(deployed.policies[splitter])
+    policy["Statement"] = [s for s in policy["Statement"] if s["Sid"] != "SendChunks"]
+    bucket = Bucket(aws.client("s3", Settings(endpoint_url=moto_server.url)), deployed.bucket)
+    rehearsal.double.roles[splitter] = Role(splitter, policy)
+    try:
+        with pytest.raises(RehearsalFailed) as failed:
+            rehearsal.convert(bucket, {"terraform/denied": _pdf(1)}, timeout_s=60)
+    finally:
+        rehearsal.double.roles[splitter] = Role(splitter, deployed.policies[splitter])
+    assert f"{splitter} may not sqs:" in str(failed.value)
+    assert "the rehearsed policy lacks statement SendChunks" in str(failed.value)
+
+
+# --- drift: what the embedded stack and Terraform both set -------------------------------------
+
+# The deployment's own names, compared with the state by the tests above.
+_NAMES = {"bucket", "queue_prefix", "region", "event_bus", "endpoint_url"}
+# Where Terraform and the embedded stack differ on purpose, both values pinned: a setting
+# changed on one side only fails the drift test until it is changed on the other too, or
+# recorded here with its reason.
+_CHOSEN: dict[tuple[str, str], tuple[Any, Any]] = {
+    # The splitter plans chunks for the fleet's converter and lanes (spread_tasks x
+    # workers_per_gpu); the embedded runner converts on the CPU, one lane per worker.
+    ("functions", "converter"): ("marker", "text-layer"),
+    ("functions", "fleet_lanes"): (3, 0),
+    ("runner", "converter"): ("marker", "text-layer"),
+    # One GPU's workers and its MPS daemon and vLLM sidecar; locally one worker per core.
+    ("runner", "workers"): (3, 0),
+    ("runner", "mps"): ("on", "auto"),
+    ("runner", "marker_inference_url"): ("http://vllm:8000/v1", None),
+    ("runner", "marker_vllm_gpu_type"): ("l4", None),
+    # ECS's stopTimeout (drain + 15 s); the embedded stack stops its runner itself.
+    ("runner", "stop_timeout_s"): (40.0, 30.0),
+    # Lambda scales each mapping up to its maximum concurrency; the embedded stack to a few
+    # processes.
+    ("splitter", "concurrency"): (10, 4),
+    ("completion", "concurrency"): (5, 3),
+    ("upload-dead-letters", "concurrency"): (2, 1),
+    ("chunk-dead-letters", "concurrency"): (2, 1),
+    ("completion-dead-letters", "concurrency"): (2, 1),
+    # Found by this test: one upload per splitter invocation on AWS (the functions module's
+    # batch_size), ten in the embedded stack's dispatcher.
+    ("splitter", "batch_size"): (1, 10),
+}
+
+
+def _parsed(env: dict[str, str]) -> dict[str, Any]:
+    """The PAGEFLEET_* settings of ``env`` as the handlers and the runner read them (by
+    field), less the deployment's names; a name neither settings model knows fails here."""
+    fields: dict[str, Any] = {}
+    for name, value in env.items():
+        if not name.startswith("PAGEFLEET_"):
+            continue
+        field = name.removeprefix("PAGEFLEET_").lower()
+        model = Settings if field in Settings.model_fields else RunnerSettings
+        assert field in model.model_fields, f"{name} is no setting of the handlers or the runner"
+        if field not in _NAMES:
+            fields[field] = getattr(model.model_validate({field: value}), field)
+    return fields
+
+
+def _defaults(fields: dict[str, Any], local: Settings) -> dict[str, Any]:
+    runner = RunnerSettings()
+    return {f: getattr(local if f in Settings.model_fields else runner, f) for f in fields}
+
+
+@needs_terraform
+def test_what_the_embedded_stack_and_terraform_both_set_agrees(
+    applied: dict[str, Any], deployed: Deployment, moto_server: MotoServer
+) -> None:
+    """Function environments, the runner task's environment, and each event source mapping
+    (handler, queue, batch size and window, ReportBatchItemFailures, timeout, concurrency)
+    as applied, against what the embedded stack gives its functions, its runner and its
+    dispatcher; queues and notifications are compared by the tests above."""
+    made = _embedded_stack(moto_server, applied, "d")
+    pipeline = LocalPipeline(made.settings, server=moto_server, stack=made)
+    local = pipeline.function_settings
+    differ: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+    def compare(side: str, applied_values: dict[str, Any], embedded: dict[str, Any]) -> None:
+        for name, value in applied_values.items():
+            if value != embedded[name]:
+                differ[(side, name)] = (value, embedded[name])
+
+    for function in deployed.functions.values():
+        fields = _parsed(function.environment)
+        compare("functions", fields, _defaults(fields, local))
+    fields = _parsed(deployed.runner.environment)
+    compare("runner", fields, _defaults(fields, local))
+
+    # The embedded stack's event source mappings, made as it makes them (not started).
+    dispatcher = Dispatcher(made.sqs, local.region)
+    pipeline._map_functions(dispatcher, made)
+    pipeline.logs.close()
+    by_handler = {f.handler: f for f in deployed.functions.values()}
+    for name, mapping in dispatcher._mappings.items():
+        role, dead_letters, entry_point = FUNCTIONS[name]
+        function = by_handler[entry_point.replace(":", ".")]
+        applied_mapping = deployed.mappings[function.key]
+        queue = deployed.queue(applied_mapping.source_arn).name
+        assert isinstance(mapping.handler, EnvironmentSpec)
+        compare(
+            name,
+            {
+                "queue": queue.removeprefix(f"{applied['name']}-"),
+                "batch_size": applied_mapping.batch_size,
+                "batching_window_s": applied_mapping.batching_window_s,
+                "report_failures": applied_mapping.report_failures,
+                "timeout_s": function.timeout_s,
+                "concurrency": applied_mapping.maximum_concurrency,
+            },
+            {
+                "queue": f"{role}-dlq" if dead_letters else role,
+                "batch_size": mapping.batch_size,
+                "batching_window_s": mapping.batching_window_s,
+                "report_failures": mapping.report_failures,
+                "timeout_s": mapping.handler.timeout_s,
+                "concurrency": mapping.concurrency,
+            },
+        )
+    assert len(dispatcher._mappings) == len(deployed.mappings)
+    assert differ == _CHOSEN

@@ -30,13 +30,13 @@ from pagefleet.settings import Settings, settings_env
 from pagefleet.stack import queue_specs
 from pagefleet.storage import AsyncBucket, Bucket
 from pagefleet.submission import upload
+from rehearsal.iam import IamDouble, iam_double
 from runner import worker
 from runner.converters.text_layer.page import extract_page
 from runner.worker import Worker
 from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 from tests.conftest import fresh_settings, wait_for_record
 from tests.hostile_pdfs import dense_text_page
-from tests.iam_double import IamDouble, iam_double
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def no_runner(moto_server, settings: Settings) -> Iterator[LocalPipeline]:
 
 @pytest.fixture
 def task_role(no_runner: LocalPipeline) -> Iterator[IamDouble]:
-    """The stack as the runner's task role sees it on AWS (tests/iam_double.py)."""
+    """The stack as the runner's task role sees it on AWS (rehearsal/iam.py)."""
     settings = no_runner.settings
     assert settings.endpoint_url is not None
     with iam_double(settings.endpoint_url, settings.bucket, settings.queue_prefix) as double:

@@ -1,7 +1,7 @@
 """Write terraform/policies.json: the IAM policies of the roles pagefleet's code runs under, as
 Terraform plans them.
 
-The tests' IAM double (``tests/iam_double.py``) answers S3 and SQS requests the way AWS answers
+The tests' IAM double (``rehearsal/iam.py``) answers S3 and SQS requests the way AWS answers
 these roles, so the runner's and the handlers' tests meet the permissions they have on AWS (a
 missing key is a 403 without s3:ListBucket). The policies are read from the plans of the
 modules' own test runs (``terraform test -json -verbose``: run "functions" of

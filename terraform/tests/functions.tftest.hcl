@@ -43,7 +43,7 @@ run "functions" {
     source = "./modules/functions"
   }
 
-  # tests/iam_double.py answers the handlers' tests as AWS answers these roles, from
+  # rehearsal/iam.py answers the handlers' tests as AWS answers these roles, from
   # terraform/policies.json: it must grant what this plan grants, to the handlers planned here.
   assert {
     condition = (

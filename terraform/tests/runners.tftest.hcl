@@ -64,7 +64,7 @@ run "runners" {
     source = "./modules/runners"
   }
 
-  # tests/iam_double.py holds the runner's tests to terraform/policies.json's runner role.
+  # rehearsal/iam.py holds the runner's tests to terraform/policies.json's runner role.
   assert {
     condition     = jsondecode(aws_iam_role_policy.task[0].policy) == jsondecode(file("policies.json")).roles.runner.policy
     error_message = "terraform/policies.json is stale: run `make terraform-policies-json`"
