@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import boto3
+import botocore.utils
+import moto.core.serialize
 import moto.core.utils
 import moto.sqs.models
 import pytest
@@ -188,3 +190,40 @@ def test_moto_sqs_reads_the_clock_that_moto_reads() -> None:
     given = datetime.datetime(2026, 12, 2, 10, 30, 5, 678000)
     assert moto.sqs.models.unix_time(given) == moto.core.utils.unix_time(given)
     assert moto.sqs.models.unix_time_millis(given) == moto.core.utils.unix_time_millis(given)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        moto.core.utils.iso_8601_datetime_without_milliseconds_s3(
+            datetime.datetime(2026, 12, 5, 0, 31, 11, 179775)
+        ),
+        moto.core.utils.rfc_1123_datetime(datetime.datetime(2026, 2, 28, 23, 59, 1)),
+        "2026-12-05T00:30:56.123456Z",
+        "2026-01-05T00:30:56Z",
+        datetime.datetime(2026, 12, 5, 0, 31, 11, 179775),
+        1_700_000_000,
+        "1700000000",
+        "2026-12-05T00:30:56+02:00",  # none that moto writes: botocore's parser reads it
+    ],
+)
+def test_moto_serializes_timestamps_as_botocore_parses_them(value: object) -> None:
+    """The timestamps of moto's replies (a listed key's LastModified, a HEAD's Last-Modified;
+    the formats moto.core.utils writes) read without dateutil, to botocore's datetime."""
+    assert moto.core.serialize.parse_to_aware_datetime is server_module._parse_timestamp
+    ours = server_module._parse_timestamp(value)
+    theirs = botocore.utils.parse_to_aware_datetime(value)
+    assert (ours, ours.tzinfo, ours.utcoffset()) == (theirs, theirs.tzinfo, theirs.utcoffset())
+
+
+def test_a_listing_and_a_head_over_http_carry_the_keys_times(
+    listed_bucket: tuple[Any, str],
+) -> None:
+    s3, name = listed_bucket
+    key = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].get_object(name, "jobs/j1/results/0001.json")
+    assert key is not None
+    listed = s3.list_objects_v2(Bucket=name, Prefix="jobs/j1/results/0001")["Contents"]
+    head = s3.head_object(Bucket=name, Key="jobs/j1/results/0001.json")
+    made = key.last_modified.replace(tzinfo=datetime.UTC)
+    assert listed[0]["LastModified"] == made.replace(microsecond=0)  # S3 lists whole seconds
+    assert head["LastModified"] == made.replace(microsecond=0)
