@@ -125,16 +125,19 @@ class Bucket:
         """Remove ``key`` (a delete marker in a versioned bucket); absent keys are fine."""
         self.s3.delete_object(Bucket=self.name, Key=key)
 
-    def list_keys(self, prefix: str) -> list[str]:
+    def list_keys(self, prefix: str, *, one_level: bool = False) -> list[str]:
         # Not retried itself: list_etags is, and a retry around a retry multiplies attempts.
-        return list(self.list_etags(prefix))
+        return list(self.list_etags(prefix, one_level=one_level))
 
     @transient_retry
-    def list_etags(self, prefix: str) -> dict[str, str]:
-        """Every key under ``prefix`` with its ETag (which changes when the object does)."""
+    def list_etags(self, prefix: str, *, one_level: bool = False) -> dict[str, str]:
+        """Every key under ``prefix`` with its ETag (which changes when the object does);
+        ``one_level``: only the keys with no ``/`` after the prefix (S3 rolls the deeper ones
+        up into common prefixes, which are not returned)."""
         found: dict[str, str] = {}
+        folder = {"Delimiter": "/"} if one_level else {}
         for page in self.s3.get_paginator("list_objects_v2").paginate(
-            Bucket=self.name, Prefix=prefix
+            Bucket=self.name, Prefix=prefix, **folder
         ):
             found.update((item["Key"], item["ETag"]) for item in page.get("Contents", []))
         return found
