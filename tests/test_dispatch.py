@@ -147,6 +147,11 @@ def test_a_backlog_is_handled_by_concurrent_batches_of_at_most_ten(settings: Set
             assert time.monotonic() < deadline, f"{len(handled)} of 60 handled"
             assert not dispatcher.errors, dispatcher.errors
             time.sleep(0.05)  # the handler's progress: nothing else to await
+        # The backlog gone, the pollers that joined for it leave, newest first, one empty
+        # long poll (1 s) each: an idle queue is polled by one.
+        while dispatcher.polling("splitter") > 1:
+            assert time.monotonic() < deadline, f"{dispatcher.polling('splitter')} pollers"
+            time.sleep(0.05)  # the pollers' own pace: nothing else to await
     finally:
         dispatcher.stop()
     stats = dispatcher.stats()["splitter"]
