@@ -108,10 +108,21 @@ class _Mapping:
 class Dispatcher:
     """Pollers for each mapping, each long-polling its queue until :meth:`stop`."""
 
-    def __init__(self, sqs: Any, region: str, *, wait_s: int = 1) -> None:
+    def __init__(
+        self,
+        sqs: Any,
+        region: str,
+        *,
+        wait_s: int = 1,
+        release: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        """``release``: ends the long polls waiting on the queues named (by URL) at once, where
+        the server can (:meth:`embedded.server.MotoServer.release_polls`): stopping then takes
+        no longer than the batches in hand, whatever ``wait_s``."""
         self.sqs = sqs
         self.region = region
         self.wait_s = wait_s
+        self.release = release
         self._stop = threading.Event()
         self._changed = threading.Condition()
         self._mappings: dict[str, _Mapping] = {}
@@ -179,9 +190,7 @@ class Dispatcher:
         mapping.paused.set()
         with self._changed:
             self._changed.notify_all()
-        for thread in mapping.threads:
-            if thread.is_alive():
-                thread.join(timeout_s)
+        self._join(mapping, timeout_s)
 
     def stop(self, *, wait: bool = True) -> None:
         """No new polls; with ``wait``, return once every poller has ended (each first finishes
@@ -192,11 +201,22 @@ class Dispatcher:
         if not wait:
             return
         for mapping in self._mappings.values():
-            for thread in mapping.threads:
-                if thread.is_alive():
-                    thread.join()
+            self._join(mapping)
             for environment in mapping.environments:
                 environment.stop()
+
+    def _join(self, mapping: _Mapping, timeout_s: float | None = None) -> None:
+        """Wait for ``mapping``'s pollers to end, releasing its queue's long polls meanwhile:
+        again and again, as a poller may start its last poll just after a release."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        for thread in mapping.threads:
+            while thread.is_alive():
+                if self.release is not None:
+                    self.release([mapping.url])
+                left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+                if left <= 0:
+                    return
+                thread.join(left)
 
     # --- pollers ---
 

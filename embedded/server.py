@@ -108,9 +108,48 @@ def _locked_delete(self: Queue, receipt_handle: str) -> None:
         _moto_delete(self, receipt_handle)
 
 
-def _locked_receive(self: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-    with self.get_queue(queue_name)._messages_lock:
-        return _moto_receive(self, queue_name, *args, **kwargs)
+# Bumped on a moto Queue by release_polls: the long polls waiting on it end, empty.
+_RELEASES = "_pagefleet_releases"
+
+
+def _locked_receive(
+    self: SQSBackend,
+    queue_name: str,
+    count: int,
+    wait_seconds_timeout: int,
+    visibility_timeout: int,
+    message_attribute_names: list[str] | None = None,
+) -> list[Message]:
+    """moto's receive, its long poll kept here: a look (moto's receive without a wait), then a
+    wait on the queue's lock, which a send notifies, for at most a second before the next look
+    (a message whose lease or delay ran out notifies nothing), as moto's own loop does; and it
+    ends early, empty, when :func:`release_polls` names the queue."""
+    queue = self.get_queue(queue_name)
+    with queue._messages_lock:
+        released = getattr(queue, _RELEASES, 0)
+        deadline = time.monotonic() + wait_seconds_timeout
+        while True:
+            found: list[Message] = _moto_receive(
+                self, queue_name, count, 0, visibility_timeout, message_attribute_names
+            )
+            left = deadline - time.monotonic()
+            if found or left <= 0 or getattr(queue, _RELEASES, 0) != released:
+                return found
+            queue._messages_lock.wait(min(left, 1.0))
+
+
+def release_polls(region: str, queue_urls: list[str]) -> None:
+    """End the long polls waiting on these queues of this process's moto now, empty, as their
+    wait running out would: a consumer that stops need not wait out a 20 s poll. Polls that
+    start later wait as usual."""
+    for url in queue_urls:
+        account, name = url.rstrip("/").split("/")[-2:]
+        queue = moto.sqs.models.sqs_backends[account][region].queues.get(name)
+        if queue is None:
+            continue
+        with queue._messages_lock:
+            setattr(queue, _RELEASES, getattr(queue, _RELEASES, 0) + 1)
+            queue._messages_lock.notify_all()
 
 
 Queue.delete_message = _locked_delete  # type: ignore[method-assign]
@@ -334,6 +373,10 @@ class MotoServer(Served):
                 fd=bound.fileno(),  # werkzeug serves a duplicate of it
             )
         return self._serve(server, "moto-server")
+
+    def release_polls(self, region: str, queue_urls: list[str]) -> None:
+        """:func:`release_polls`: moto keeps its state per process, and this server's with it."""
+        release_polls(region, queue_urls)
 
     def __enter__(self) -> str:
         return self.start()

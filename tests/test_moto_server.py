@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
@@ -227,3 +228,27 @@ def test_a_listing_and_a_head_over_http_carry_the_keys_times(
     made = key.last_modified.replace(tzinfo=datetime.UTC)
     assert listed[0]["LastModified"] == made.replace(microsecond=0)  # S3 lists whole seconds
     assert head["LastModified"] == made.replace(microsecond=0)
+
+
+def test_a_released_long_poll_ends_at_once_and_the_next_one_waits(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    """release_polls ends the long polls waiting on a queue, empty, as a wait that ran out;
+    one that starts after it waits as usual, and a send ends a wait with the message."""
+    sqs, url = _queue(moto_server, settings)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        started = time.monotonic()
+        waiting = pool.submit(sqs.receive_message, QueueUrl=url, WaitTimeSeconds=20)
+        time.sleep(0.5)  # the poll in flight at the server: nothing of it to await
+        moto_server.release_polls(settings.region, [url])
+        assert waiting.result(timeout=10).get("Messages", []) == []
+        assert time.monotonic() - started < 10
+        started = time.monotonic()
+        assert sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", []) == []
+        assert time.monotonic() - started >= 0.9
+        started = time.monotonic()
+        waiting = pool.submit(sqs.receive_message, QueueUrl=url, WaitTimeSeconds=20)
+        time.sleep(0.5)
+        sqs.send_message(QueueUrl=url, MessageBody="wake")
+        assert [m["Body"] for m in waiting.result(timeout=10)["Messages"]] == ["wake"]
+        assert time.monotonic() - started < 10
