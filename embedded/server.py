@@ -33,7 +33,8 @@ does not need:
   formats moto's S3 writes are read with the standard library's own parsers, to the same
   datetime; anything else still goes to botocore's.
 
-And two things moto needs: S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
+And three things moto needs: CopyObject conditional on its destination, as S3's is (see
+``_conditional_copy``), S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
 changed under the queue's own lock (see ``_locked_delete``).
 """
 
@@ -57,14 +58,16 @@ os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
 
 import moto.core.serialize
 import moto.sqs.models
-from dateutil.tz import tzutc
+from dateutil.tz import tzutc  # type: ignore[import-untyped]
 from moto.core.utils import unix_time
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
     create_backend_app,
 )
+from moto.s3.exceptions import MissingKey, PreconditionFailed
 from moto.s3.models import FakeBucket, FakeKey, FakeTableStorageBucket, S3Backend
+from moto.s3.responses import S3Response
 from moto.s3.utils import _VersionedKeyStore
 from moto.sqs.models import Message, Queue, SQSBackend
 from werkzeug.serving import make_server
@@ -213,6 +216,29 @@ def _list_objects_under_prefix(
 
 
 S3Backend.list_objects = _list_objects_under_prefix  # type: ignore[method-assign]
+
+
+_moto_copy_object = S3Response.copy_object
+
+
+def _conditional_copy(self: S3Response) -> Any:
+    """moto 5.2.5 checks ``If-Match``/``If-None-Match`` on PutObject (moto/s3/responses.py,
+    put_object) but not on CopyObject, which S3 conditions the same way (botocore's s3 model,
+    CopyObjectRequest): the outbox's exactly-once copies (rule 2) rely on it. The same checks,
+    before the copy; S3 requests run one at a time here (_S3_LOCK), so nothing comes between."""
+    existing = self.backend.get_object(self.bucket_name, self.parse_key_name())
+    if_match = self.headers.get("If-Match")
+    if if_match:
+        if existing is None:
+            raise MissingKey
+        if if_match.replace('"', "") != existing.etag.replace('"', ""):
+            raise PreconditionFailed("If-Match")
+    if self.headers.get("If-None-Match") == "*" and existing is not None:
+        raise PreconditionFailed("If-None-Match")
+    return _moto_copy_object(self)
+
+
+S3Response.copy_object = _conditional_copy  # type: ignore[method-assign]
 
 
 class _HostCachingDispatcher(DomainDispatcherApplication):

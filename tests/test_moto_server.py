@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import boto3
+import botocore.exceptions
 import botocore.utils
 import moto.core.serialize
 import moto.core.utils
@@ -252,3 +253,26 @@ def test_a_released_long_poll_ends_at_once_and_the_next_one_waits(
         sqs.send_message(QueueUrl=url, MessageBody="wake")
         assert [m["Body"] for m in waiting.result(timeout=10)["Messages"]] == ["wake"]
         assert time.monotonic() - started < 10
+
+
+def test_a_copy_is_conditional_on_its_destination_as_a_put_is(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    """CopyObject with If-None-Match / If-Match (embedded/server.py): 412 as PutObject."""
+    s3 = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    s3.create_bucket(Bucket=settings.bucket)
+    s3.put_object(Bucket=settings.bucket, Key="jobs/j/a.png", Body=b"png")
+    source = {"Bucket": settings.bucket, "Key": "jobs/j/a.png"}
+    made = s3.copy_object(
+        Bucket=settings.bucket, Key="out/a.png", CopySource=source, IfNoneMatch="*"
+    )
+    etag = made["CopyObjectResult"]["ETag"]
+    failed = []
+    for condition in ({"IfNoneMatch": "*"}, {"IfMatch": '"0123"'}):
+        try:
+            s3.copy_object(Bucket=settings.bucket, Key="out/a.png", CopySource=source, **condition)
+        except botocore.exceptions.ClientError as exc:
+            failed.append(exc.response["ResponseMetadata"]["HTTPStatusCode"])
+    assert failed == [412, 412]
+    s3.copy_object(Bucket=settings.bucket, Key="out/a.png", CopySource=source, IfMatch=etag)
+    assert s3.get_object(Bucket=settings.bucket, Key="out/a.png")["Body"].read() == b"png"

@@ -10,7 +10,7 @@ import pytest
 from embedded.provision import create_stack
 from pagefleet import keys, status
 from pagefleet.models import ErrorInfo, JobRecord, Source
-from pagefleet.outbox import Superseded, publish
+from pagefleet.outbox import Stored, Superseded, publish
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 from pagefleet.submission import await_records
@@ -264,3 +264,18 @@ def test_awaiting_many_records_lists_their_folders_not_their_assets(bucket: Buck
     assert sorted(records) == sorted(rels)
     assert listed and not [key for key in listed if ".assets/" in key]
     assert len(listed) == 2 * len(rels)  # each document's record and its Markdown
+
+
+def test_an_asset_is_copied_from_where_it_is_stored_exactly_once(bucket: Bucket) -> None:
+    """A Stored asset becomes an outbox object by a conditional copy: a twin writes nothing."""
+    bucket.put("jobs/j/assets/page-00001-picture-0.png", b"png")
+    assets = {"page-00001-picture-0.png": Stored("jobs/j/assets/page-00001-picture-0.png")}
+    assert publish(bucket, REL, _done(OLDER), "# older", assets) is not None
+    asset = keys.outbox_assets(REL) + "page-00001-picture-0.png"
+    first = bucket.head(asset)
+    assert first is not None and bucket.get(asset) == b"png"
+    assert first["Metadata"]["pagefleet-job"] == OLDER.job_id
+    assert publish(bucket, REL, _done(OLDER), "# older", assets) is None  # a twin
+    again = bucket.head(asset)
+    assert again is not None and again["LastModified"] == first["LastModified"]
+    assert again.get("VersionId") == first.get("VersionId")
