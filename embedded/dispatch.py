@@ -8,7 +8,10 @@ the batch is deleted.
 Concurrency, as Lambda scales an SQS mapping: each function has up to ``concurrency`` pollers,
 each invoking its own execution environment (:mod:`embedded.environment`) one batch at a
 time. One poller runs from the start; another joins whenever a poll comes back with a full
-batch (a backlog), and stays.
+batch (a backlog), and the newest one leaves again when its poll comes back empty, as Lambda
+scales a mapping's pollers down when the backlog is gone: an idle stack polls each queue once
+per long poll, not once per poller it ever needed. A poller that leaves keeps its environment
+warm for when it joins again.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ class MappingStats:
     records: int = 0
     failed_records: int = 0  # reported in batchItemFailures, or in a batch that raised
     failed_invocations: int = 0
-    pollers: int = 0  # pollers that have joined (the concurrency reached)
+    pollers: int = 0  # pollers that have joined at least once (the concurrency reached)
     busy: int = 0  # invocations running now
     peak_busy: int = 0
 
@@ -97,7 +100,7 @@ class _Mapping:
     batching_window_s: float = 0.0  # gather records this long for a fuller batch
     report_failures: bool = True  # ReportBatchItemFailures: else a reply's failures are ignored
     stats: MappingStats = field(default_factory=MappingStats)
-    wanted: int = 1  # pollers allowed to poll: grows with the backlog
+    wanted: int = 1  # pollers allowed to poll: grows with the backlog, shrinks when it is gone
     last_full_batch: float = float("-inf")  # time.monotonic() of the last full batch
     paused: threading.Event = field(default_factory=threading.Event)
     threads: list[threading.Thread] = field(default_factory=list)
@@ -107,10 +110,21 @@ class _Mapping:
 class Dispatcher:
     """Pollers for each mapping, each long-polling its queue until :meth:`stop`."""
 
-    def __init__(self, sqs: Any, region: str, *, wait_s: int = 1) -> None:
+    def __init__(
+        self,
+        sqs: Any,
+        region: str,
+        *,
+        wait_s: int = 1,
+        release: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        """``release``: ends the long polls waiting on the queues named (by URL) at once, where
+        the server can (:meth:`embedded.server.MotoServer.release_polls`): stopping then takes
+        no longer than the batches in hand, whatever ``wait_s``."""
         self.sqs = sqs
         self.region = region
         self.wait_s = wait_s
+        self.release = release
         self._stop = threading.Event()
         self._changed = threading.Condition()
         self._mappings: dict[str, _Mapping] = {}
@@ -162,6 +176,11 @@ class Dispatcher:
     def stats(self) -> dict[str, MappingStats]:
         return {name: m.stats for name, m in self._mappings.items()}
 
+    def polling(self, name: str) -> int:
+        """How many of ``name``'s pollers poll now (the others wait for a backlog)."""
+        with self._changed:
+            return self._mappings[name].wanted
+
     def backlogged(self, within_s: float = 2.0) -> bool:
         """Whether a poll of any queue came back with a full batch within ``within_s``."""
         now = time.monotonic()
@@ -186,9 +205,7 @@ class Dispatcher:
         mapping.paused.set()
         with self._changed:
             self._changed.notify_all()
-        for thread in mapping.threads:
-            if thread.is_alive():
-                thread.join(timeout_s)
+        self._join(mapping, timeout_s)
 
     def stop(self, *, wait: bool = True) -> None:
         """No new polls; with ``wait``, return once every poller has ended (each first finishes
@@ -199,11 +216,22 @@ class Dispatcher:
         if not wait:
             return
         for mapping in self._mappings.values():
-            for thread in mapping.threads:
-                if thread.is_alive():
-                    thread.join()
+            self._join(mapping)
             for environment in mapping.environments:
                 environment.stop()
+
+    def _join(self, mapping: _Mapping, timeout_s: float | None = None) -> None:
+        """Wait for ``mapping``'s pollers to end, releasing its queue's long polls meanwhile:
+        again and again, as a poller may start its last poll just after a release."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        for thread in mapping.threads:
+            while thread.is_alive():
+                if self.release is not None:
+                    self.release([mapping.url])
+                left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+                if left <= 0:
+                    return
+                thread.join(left)
 
     # --- pollers ---
 
@@ -215,24 +243,31 @@ class Dispatcher:
         return mapping.environments[index]
 
     def _loop(self, mapping: _Mapping, index: int) -> None:
-        with self._changed:
-            while mapping.wanted <= index and not self._done(mapping):
-                self._changed.wait()
-        if self._done(mapping):
-            return
-        mapping.stats.pollers += 1
-        handler = (
-            self._environment(mapping, index)
-            if isinstance(mapping.handler, EnvironmentSpec)
-            else mapping.handler
-        )
-        while not self._done(mapping):
+        handler: Handler | None = None
+        while True:
+            with self._changed:
+                while mapping.wanted <= index and not self._done(mapping):
+                    self._changed.wait()
+            if self._done(mapping):
+                return
+            if handler is None:
+                mapping.stats.pollers += 1
+                handler = (
+                    self._environment(mapping, index)
+                    if isinstance(mapping.handler, EnvironmentSpec)
+                    else mapping.handler
+                )
             try:
-                self._round(mapping, handler)
+                handled = self._round(mapping, handler)
             except Exception as exc:  # the mapping survives a failed poll, as Lambda's does
                 log.exception("dispatch to %s failed", mapping.name)
                 self.errors.append(exc)
                 self._stop.wait(1)  # an endpoint that is down: do not spin
+                continue
+            if not handled and index > 0:
+                with self._changed:
+                    if index == mapping.wanted - 1:  # the newest poller: the backlog is gone
+                        mapping.wanted -= 1
 
     def _done(self, mapping: _Mapping) -> bool:
         return self._stop.is_set() or mapping.paused.is_set()

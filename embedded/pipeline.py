@@ -40,8 +40,12 @@ from runner.health import RunnerHealth
 
 log = logging.getLogger(__name__)
 
-# A short long-poll lets the local stack stop within a second: an idle worker finishes its poll
-# (and releases anything it brings) before it exits. An idle worker then polls once a second.
+# Against an endpoint of another process, a short long-poll lets the local stack stop within a
+# second: an idle worker finishes its poll (and releases anything it brings) before it exits,
+# so an idle worker polls once a second. With the moto server in this process the pollers keep
+# the settings' long poll (20 s, as Lambda's event source mappings and the runners on AWS
+# poll), and a stop ends the polls waiting on its queues at once (MotoServer.release_polls):
+# an idle stack no longer costs the server a request a second per poller.
 LOCAL_POLL_WAIT_S = 1
 # Concurrent environments per function at most (Lambda scales an SQS mapping up with the
 # backlog); the dead-letter consumers see a trickle.
@@ -103,14 +107,20 @@ class LocalPipeline(StopOnExit):
         the handlers and runners use, when it is not the stack's (a fault-injecting proxy).
         ``function_env``: more environment for each function, by its entry point (its own
         credentials, as each Lambda has its own role)."""
-        self.settings = settings.model_copy(
-            update={"poll_wait_s": min(settings.poll_wait_s, LOCAL_POLL_WAIT_S)}
-        )
         self.workers = workers
         self.runner_env = runner_env or {}
         self.external = server is None and settings.endpoint_url is not None
         self._own_server = server is None and not self.external
         self.server = server or (None if self.external else MotoServer())
+        # The polls of a proxy in between (functions_endpoint_url) cannot be released.
+        releasable = self.server is not None and functions_endpoint_url is None
+        self.settings = settings.model_copy(
+            update={
+                "poll_wait_s": settings.poll_wait_s
+                if releasable
+                else min(settings.poll_wait_s, LOCAL_POLL_WAIT_S)
+            }
+        )
         self._own_logs = logs is None
         self.logs = logs or LogRouter(log_file=log_file)
         self._start_runners = start_runners
@@ -142,7 +152,12 @@ class LocalPipeline(StopOnExit):
             aws.use_fake_credentials()  # a moto-like endpoint takes any; real ones are kept
         if self.stack is None:
             self.stack = open_stack(self.settings) if self.external else create_stack(self.settings)
-        self.dispatcher = dispatcher = Dispatcher(self.stack.sqs, self.settings.region)
+        self.dispatcher = dispatcher = Dispatcher(
+            self.stack.sqs,
+            self.settings.region,
+            wait_s=self.settings.poll_wait_s,
+            release=self._release_polls,
+        )
         if self.keep_jobs_s is not None:
             self.janitor = Janitor(
                 self.stack.s3,
@@ -156,6 +171,10 @@ class LocalPipeline(StopOnExit):
         self._map_functions(dispatcher, self.stack)
         dispatcher.start()
         return self.stack
+
+    def _release_polls(self, queue_urls: list[str]) -> None:
+        if self.server is not None:
+            self.server.release_polls(self.settings.region, queue_urls)
 
     def _function_env(self) -> dict[str, str]:
         chatty = self.logs.verbose or self.logs.log_file is not None
@@ -343,8 +362,18 @@ class LocalPipeline(StopOnExit):
         if runner is None:
             return None
         runner.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
         try:
-            return runner.wait(timeout_s)
+            while True:
+                # Idle workers drain once their long poll ends: end it (again and again, as a
+                # worker may start its last poll just after a release).
+                if self.stack is not None:
+                    self._release_polls([self.stack.queue_urls["chunks"]])
+                try:
+                    return runner.wait(max(0.0, min(0.1, deadline - time.monotonic())))
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= deadline:
+                        raise
         except subprocess.TimeoutExpired:
             runner.kill()
             return runner.wait()

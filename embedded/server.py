@@ -27,16 +27,25 @@ does not need:
   listings taking a third of the server's CPU. Here moto's own listing runs on the keys under
   the prefix alone, found by name, with the same answer.
 
-And two things moto needs: S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
+- moto's serializer turns every timestamp it answers with (a listed key's ``LastModified``, a
+  HEAD's or GET's ``Last-Modified``) from the string its models made back into a datetime with
+  botocore's general parser (dateutil): half the server's CPU of a listing. Here the two
+  formats moto's S3 writes are read with the standard library's own parsers, to the same
+  datetime; anything else still goes to botocore's.
+
+And three things moto needs: CopyObject conditional on its destination, as S3's is (see
+``_conditional_copy``), S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
 changed under the queue's own lock (see ``_locked_delete``).
 """
 
 from __future__ import annotations
 
 import datetime
+import email.utils
 import io
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -47,14 +56,18 @@ from typing import Any, NamedTuple
 # Read by moto when it is imported (moto.settings), so set before.
 os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
 
+import moto.core.serialize
 import moto.sqs.models
+from dateutil.tz import tzutc  # type: ignore[import-untyped]
 from moto.core.utils import unix_time
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
     create_backend_app,
 )
+from moto.s3.exceptions import MissingKey, PreconditionFailed
 from moto.s3.models import FakeBucket, FakeKey, FakeTableStorageBucket, S3Backend
+from moto.s3.responses import S3Response
 from moto.s3.utils import _VersionedKeyStore
 from moto.sqs.models import Message, Queue, SQSBackend
 from werkzeug.serving import make_server
@@ -98,15 +111,76 @@ def _locked_delete(self: Queue, receipt_handle: str) -> None:
         _moto_delete(self, receipt_handle)
 
 
-def _locked_receive(self: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-    with self.get_queue(queue_name)._messages_lock:
-        return _moto_receive(self, queue_name, *args, **kwargs)
+# Bumped on a moto Queue by release_polls: the long polls waiting on it end, empty.
+_RELEASES = "_pagefleet_releases"
+
+
+def _locked_receive(
+    self: SQSBackend,
+    queue_name: str,
+    count: int,
+    wait_seconds_timeout: int,
+    visibility_timeout: int,
+    message_attribute_names: list[str] | None = None,
+) -> list[Message]:
+    """moto's receive, its long poll kept here: a look (moto's receive without a wait), then a
+    wait on the queue's lock, which a send notifies, for at most a second before the next look
+    (a message whose lease or delay ran out notifies nothing), as moto's own loop does; and it
+    ends early, empty, when :func:`release_polls` names the queue."""
+    queue = self.get_queue(queue_name)
+    with queue._messages_lock:
+        released = getattr(queue, _RELEASES, 0)
+        deadline = time.monotonic() + wait_seconds_timeout
+        while True:
+            found: list[Message] = _moto_receive(
+                self, queue_name, count, 0, visibility_timeout, message_attribute_names
+            )
+            left = deadline - time.monotonic()
+            if found or left <= 0 or getattr(queue, _RELEASES, 0) != released:
+                return found
+            queue._messages_lock.wait(min(left, 1.0))
+
+
+def release_polls(region: str, queue_urls: list[str]) -> None:
+    """End the long polls waiting on these queues of this process's moto now, empty, as their
+    wait running out would: a consumer that stops need not wait out a 20 s poll. Polls that
+    start later wait as usual."""
+    for url in queue_urls:
+        account, name = url.rstrip("/").split("/")[-2:]
+        queue = moto.sqs.models.sqs_backends[account][region].queues.get(name)
+        if queue is None:
+            continue
+        with queue._messages_lock:
+            setattr(queue, _RELEASES, getattr(queue, _RELEASES, 0) + 1)
+            queue._messages_lock.notify_all()
 
 
 Queue.delete_message = _locked_delete  # type: ignore[method-assign]
 SQSBackend.receive_message = _locked_receive  # type: ignore[method-assign]
 
 _moto_list_objects = S3Backend.list_objects
+
+
+# What moto.core.utils writes: iso_8601_datetime_without_milliseconds_s3, rfc_1123_datetime.
+_ISO_8601 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3}|\.\d{6})?Z")
+_RFC_1123 = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
+_moto_parse_timestamp = moto.core.serialize.parse_to_aware_datetime
+
+
+def _parse_timestamp(value: Any) -> datetime.datetime:
+    """botocore's ``parse_to_aware_datetime`` (UTC, tzutc) without dateutil's general parser
+    for the formats moto writes."""
+    if isinstance(value, str):
+        if _ISO_8601.fullmatch(value):
+            return datetime.datetime.fromisoformat(value[:-1]).replace(tzinfo=tzutc())
+        if _RFC_1123.fullmatch(value):
+            parsed = email.utils.parsedate_to_datetime(value)
+            return parsed.replace(tzinfo=tzutc())
+    aware: datetime.datetime = _moto_parse_timestamp(value)
+    return aware
+
+
+moto.core.serialize.parse_to_aware_datetime = _parse_timestamp
 
 
 class _KeysUnder(NamedTuple):
@@ -142,6 +216,29 @@ def _list_objects_under_prefix(
 
 
 S3Backend.list_objects = _list_objects_under_prefix  # type: ignore[method-assign]
+
+
+_moto_copy_object = S3Response.copy_object
+
+
+def _conditional_copy(self: S3Response) -> Any:
+    """moto 5.2.5 checks ``If-Match``/``If-None-Match`` on PutObject (moto/s3/responses.py,
+    put_object) but not on CopyObject, which S3 conditions the same way (botocore's s3 model,
+    CopyObjectRequest): the outbox's exactly-once copies (rule 2) rely on it. The same checks,
+    before the copy; S3 requests run one at a time here (_S3_LOCK), so nothing comes between."""
+    existing = self.backend.get_object(self.bucket_name, self.parse_key_name())
+    if_match = self.headers.get("If-Match")
+    if if_match:
+        if existing is None:
+            raise MissingKey
+        if if_match.replace('"', "") != existing.etag.replace('"', ""):
+            raise PreconditionFailed("If-Match")
+    if self.headers.get("If-None-Match") == "*" and existing is not None:
+        raise PreconditionFailed("If-None-Match")
+    return _moto_copy_object(self)
+
+
+S3Response.copy_object = _conditional_copy  # type: ignore[method-assign]
 
 
 class _HostCachingDispatcher(DomainDispatcherApplication):
@@ -302,6 +399,10 @@ class MotoServer(Served):
                 fd=bound.fileno(),  # werkzeug serves a duplicate of it
             )
         return self._serve(server, "moto-server")
+
+    def release_polls(self, region: str, queue_urls: list[str]) -> None:
+        """:func:`release_polls`: moto keeps its state per process, and this server's with it."""
+        release_polls(region, queue_urls)
 
     def __enter__(self) -> str:
         return self.start()

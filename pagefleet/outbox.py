@@ -35,6 +35,16 @@ _KEY = "pagefleet-key"  # which inbox key's upload wrote it: a digest, as metada
 Head = Callable[[str], Mapping[str, Any] | None]
 
 
+class Stored(NamedTuple):
+    """An object of the bucket whose bytes an outbox object takes (a job's asset): copied
+    inside S3, not read by the caller and written back."""
+
+    key: str
+
+
+Body = bytes | Stored
+
+
 class Superseded(Exception):
     """A newer upload of the same key already owns the outbox objects."""
 
@@ -113,8 +123,39 @@ def _newer(owner: Owner | None, source: Source) -> bool:
     )
 
 
+def _write(
+    bucket: Bucket,
+    key: str,
+    body: Body,
+    content_type: str,
+    meta: dict[str, str],
+    *,
+    if_none_match: bool = False,
+    if_match: str | None = None,
+) -> None:
+    """One conditional write of ``body``: its bytes, or a copy of a stored object."""
+    if isinstance(body, Stored):
+        bucket.copy(
+            body.key,
+            key,
+            content_type=content_type,
+            metadata=meta,
+            if_none_match=if_none_match,
+            if_match=if_match,
+        )
+    else:
+        bucket.put(
+            key,
+            body,
+            content_type=content_type,
+            metadata=meta,
+            if_none_match=if_none_match,
+            if_match=if_match,
+        )
+
+
 def _write_once(
-    bucket: Bucket, key: str, body: bytes, content_type: str, source: Source, held: bool
+    bucket: Bucket, key: str, body: Body, content_type: str, source: Source, held: bool
 ) -> bool:
     """Create or replace ``key``; ``held``: this key holds the name, so another key's object
     there is a loser's leftover, not a claim. False: this job's object was there already.
@@ -122,7 +163,7 @@ def _write_once(
     job_id = source.job_id
     meta = {_JOB: job_id, _UPLOADED: upload_order(source), _KEY: _key_digest(source.key)}
     try:  # most keys are new: write first, look only if the key is taken (one request saved)
-        bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
+        _write(bucket, key, body, content_type, meta, if_none_match=True)
         return True
     except PreconditionFailed:
         pass
@@ -131,7 +172,7 @@ def _write_once(
         owner = owner_of(head)
         try:
             if head is None:
-                bucket.put(key, body, content_type=content_type, metadata=meta, if_none_match=True)
+                _write(bucket, key, body, content_type, meta, if_none_match=True)
                 return True
             if owner is not None and owner.job_id == job_id:
                 return False  # a twin of this completion (or an earlier try) wrote it
@@ -139,7 +180,7 @@ def _write_once(
                 raise _NameTaken(key)
             if _newer(owner, source):
                 raise Superseded(key)
-            bucket.put(key, body, content_type=content_type, metadata=meta, if_match=head["ETag"])
+            _write(bucket, key, body, content_type, meta, if_match=head["ETag"])
             return True
         except PreconditionFailed:
             continue  # someone wrote between our look and our write: look again
@@ -174,16 +215,17 @@ def publish(
     rel: str,
     record: JobRecord,
     markdown: str | None = None,
-    assets: Mapping[str, bytes] | None = None,
+    assets: Mapping[str, Body] | None = None,
     *,
     owner: Owner | Literal["unread"] | None = "unread",
     variant: str = "",
 ) -> Published | None:
-    """Write assets, then the Markdown (its asset links placed, see keys.ASSET_LINK_PREFIX),
-    then the job record: readers that see the record (written last) see everything it points
-    to. Raises :class:`Superseded` if a newer upload won. Returns the record if this call
-    wrote it; None if a twin (or an earlier try) of this job had, so one of racing twins, the
-    one that ends the job, gets it.
+    """Write assets (their bytes, or copies of the objects :class:`Stored` names), then the
+    Markdown (its asset links placed, see keys.ASSET_LINK_PREFIX), then the job record:
+    readers that see the record (written last) see everything it points to. Raises
+    :class:`Superseded` if a newer upload won. Returns the record if this call wrote it; None
+    if a twin (or an earlier try) of this job had, so one of racing twins, the one that ends
+    the job, gets it.
 
     ``owner`` and ``variant``: the :func:`placement` of the record's key, read a moment ago (a
     caller that looked already saves the requests); a newer upload since is still caught by the
@@ -206,7 +248,7 @@ def _publish_at(
     variant: str,
     record: JobRecord,
     markdown: str | None,
-    assets: Mapping[str, bytes],
+    assets: Mapping[str, Body],
     owner: Owner | None,
 ) -> Published | None:
     source = record.source

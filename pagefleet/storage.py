@@ -121,21 +121,60 @@ class Bucket:
         return Written(response["ETag"], response.get("VersionId"))
 
     @transient_retry
+    def copy(
+        self,
+        source: str,
+        key: str,
+        *,
+        content_type: str = "application/octet-stream",
+        metadata: dict[str, str] | None = None,
+        if_none_match: bool = False,
+        if_match: str | None = None,
+    ) -> Written:
+        """Write the object at ``source`` (this bucket) to ``key`` with this content type and
+        metadata, inside S3: what a GET and a PUT of it would write, conditions included
+        (CopyObject takes ``If-None-Match``/``If-Match`` on the destination as PutObject does,
+        botocore's s3 model, CopyObjectRequest). Raise :class:`NotFound` if ``source`` is
+        not there, :class:`PreconditionFailed` if a condition fails."""
+        try:
+            response = self.s3.copy_object(
+                Bucket=self.name,
+                Key=key,
+                CopySource={"Bucket": self.name, "Key": source},
+                MetadataDirective="REPLACE",
+                ContentType=content_type,
+                Metadata=metadata or {},
+                **_write_conditions(if_none_match, if_match),
+            )
+        except Exception as exc:
+            _raise_precondition(exc, key)
+            if _is_missing(exc, can_list=self.can_list):
+                raise NotFound(source) from exc
+            raise
+        return Written(response["CopyObjectResult"]["ETag"], response.get("VersionId"))
+
+    @transient_retry
     def delete(self, key: str) -> None:
         """Remove ``key`` (a delete marker in a versioned bucket); absent keys are fine."""
         self.s3.delete_object(Bucket=self.name, Key=key)
 
-    def list_keys(self, prefix: str) -> list[str]:
+    def list_keys(self, prefix: str, *, one_level: bool = False) -> list[str]:
         # Not retried itself: list_etags is, and a retry around a retry multiplies attempts.
-        return list(self.list_etags(prefix))
+        return list(self.list_etags(prefix, one_level=one_level))
 
     @transient_retry
-    def list_etags(self, prefix: str) -> dict[str, str]:
-        """Every key under ``prefix`` with its ETag (which changes when the object does)."""
+    def list_etags(self, prefix: str, *, one_level: bool = False) -> dict[str, str]:
+        """Every key under ``prefix`` with its ETag (which changes when the object does);
+        ``one_level``: only the keys with no ``/`` after the prefix (S3 rolls the deeper ones
+        up into common prefixes, which are not returned)."""
         found: dict[str, str] = {}
-        for page in self.s3.get_paginator("list_objects_v2").paginate(
-            Bucket=self.name, Prefix=prefix
-        ):
+        paginator = self.s3.get_paginator("list_objects_v2")
+        pages = (
+            paginator.paginate(Bucket=self.name, Prefix=prefix, Delimiter="/")
+            if one_level
+            else paginator.paginate(Bucket=self.name, Prefix=prefix)
+        )
+        for page in pages:
             found.update((item["Key"], item["ETag"]) for item in page.get("Contents", []))
         return found
 

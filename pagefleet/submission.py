@@ -2,8 +2,9 @@
 
 The one "submit and await records" path, used by ``pagefleet run``, the benchmark and the tests.
 S3 offers nothing to await, so :func:`await_records` looks at the bucket: a HEAD per pending
-record while there are few (moto answers a HEAD from a dict), one LIST of their common prefix
-when there are many (a LIST scans the bucket, but one LIST beats hundreds of HEADs).
+record while there are few (moto answers a HEAD from a dict), one LIST of their folder when
+there are many (one LIST beats hundreds of HEADs), one level deep, so that the documents'
+assets folders do not come back key by key.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pagefleet.models import JobManifest, JobRecord, chunk_of, parsed
 from pagefleet.outbox import placement, published_job
 from pagefleet.storage import Bucket, NotFound
 
-HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: one LIST
+HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: a LIST per folder, this many
 LOOK_INTERVAL_S = 0.1
 
 
@@ -76,8 +77,15 @@ def await_records(
     pending = {keys.outbox_record(rel): rel for rel in rels}
     records: dict[str, JobRecord] = {}
     while True:
+        folders = {key.rpartition("/")[0] + "/" for key in pending}
         if len(pending) <= HEAD_AT_MOST:
             present = {key for key in pending if bucket.head(key) is not None}
+        elif len(folders) <= HEAD_AT_MOST:
+            # A record lies beside its Markdown and its assets folder: a LIST of the records'
+            # folders alone, one level deep, reads a line per document, not one per image
+            # (a LIST costs the server and the client a key's parsing per key it returns).
+            listed = {k for f in folders for k in bucket.list_keys(f, one_level=True)}
+            present = listed & pending.keys()
         else:
             # S3 prefixes are strings, not paths: the character-wise common prefix to list.
             prefix = os.path.commonprefix([*pending])  # noqa: RUF071

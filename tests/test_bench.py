@@ -227,5 +227,6 @@ def test_bench_end_to_end_writes_every_field(tmp_path: Path) -> None:
     assert any(n.startswith("E at W=2") for n in names)
     assert any(n.startswith("throughput over `xargs -P 2`") for n in names)
     assert any(n.startswith("worker CPU / converter CPU") for n in names)
+    assert any(n.startswith("stack CPU / converter CPU, all documents at once") for n in names)
     assert any(n.startswith("overhead of a 1-page PDF at W=1") for n in names)
     assert any(n.startswith("splitter peak RSS") for n in names)

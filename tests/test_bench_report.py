@@ -271,6 +271,9 @@ def test_the_xargs_baseline_and_the_plans_are_reported() -> None:
     }
     assert rows["throughput over `xargs -P 2` (all documents at once)"].value == 2.0
     assert rows["worker CPU / converter CPU, big alone, W=2"].value == 0.125
+    # The harness (0.6) and the worker (0.1), less the bench's own main thread (0.1).
+    share = rows["stack CPU / converter CPU, all documents at once, W=2 (0.6 s / 1.0 s)"]
+    assert share.value == 0.6 and share.met is False
     # big: every page planned as OCR; 0.85 s against 1.3 x 0.9 / 2.
     scan = next(t for n, t in rows.items() if n.startswith("image-only big"))
     assert scan.met is False and scan.value == pytest.approx(0.85 / 0.45, abs=1e-3)

@@ -30,6 +30,7 @@ def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
     report_pdf(inbox / "nested" / "two words.PDF", sections=3, seed=2)
     (inbox / "nested" / "broken.pdf").write_bytes(b"not a pdf at all")
     out = tmp_path / "out"
+    started = time.time()
     done = subprocess.run(
         [
             sys.executable,
@@ -46,9 +47,18 @@ def test_run_converts_a_folder_and_mirrors_its_layout(tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
+    waited = time.time() - started
     assert done.returncode == 1, done.stderr  # one document failed
     assert "broken" in done.stdout and "not_pdf" in done.stdout  # the table, for `>`
-    assert "pages in 3 documents" in done.stderr  # the summary, beside the progress
+    # The summary, beside the progress: the whole wait, start-up included, then its parts.
+    summary = re.search(
+        r"pages in 3 documents in ([\d.]+) s, [\d.]+ pages/s: ([\d.]+) s starting the stack, "
+        r"([\d.]+) s converting",
+        " ".join(done.stderr.split()),  # the terminal's width wraps it
+    )
+    assert summary is not None, done.stderr
+    total, starting, converting = (float(x) for x in summary.groups())
+    assert starting + converting - 0.2 <= total <= waited + 0.1
     for rel in ("one", "nested/two words"):
         record = json.loads((out / f"{rel}.json").read_text())
         assert record["status"] == "done"

@@ -183,6 +183,11 @@ def test_a_backlog_is_handled_by_concurrent_batches_of_at_most_ten(settings: Set
             assert time.monotonic() < deadline, f"{len(handled)} of 60 handled"
             assert not dispatcher.errors, dispatcher.errors
             time.sleep(0.05)  # the handler's progress: nothing else to await
+        # The backlog gone, the pollers that joined for it leave, newest first, one empty
+        # long poll (1 s) each: an idle queue is polled by one.
+        while dispatcher.polling("splitter") > 1:
+            assert time.monotonic() < deadline, f"{dispatcher.polling('splitter')} pollers"
+            time.sleep(0.05)  # the pollers' own pace: nothing else to await
     finally:
         dispatcher.stop()
     stats = dispatcher.stats()["splitter"]
@@ -210,6 +215,23 @@ def test_an_idle_queue_keeps_one_poller(settings: Settings) -> None:
     finally:
         dispatcher.stop()
     assert dispatcher.stats()["completion"].pollers == 1  # no full batch, no scale-up
+
+
+def test_a_stop_ends_the_long_polls_of_its_pollers(moto_server, settings: Settings) -> None:
+    """Pollers in 20 s long polls (as Lambda's) stop at once: the server releases them."""
+    stack = create_stack(settings, create_bucket=False)
+    url, arn = stack.queue_urls["completion"], stack.queue_arns["completion"]
+
+    def release(urls: list[str]) -> None:
+        moto_server.release_polls(settings.region, urls)
+
+    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=20, release=release)
+    dispatcher.add("completion", url, arn, lambda e, c: None)
+    dispatcher.start()
+    time.sleep(0.5)  # its first poll in flight: nothing of it to await
+    started = time.monotonic()
+    dispatcher.stop()
+    assert time.monotonic() - started < 10
 
 
 def test_an_environment_runs_the_handler_in_its_own_process(tmp_path: Path) -> None:

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import datetime
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import boto3
+import botocore.exceptions
+import botocore.utils
+import moto.core.serialize
 import moto.core.utils
 import moto.sqs.models
 import pytest
@@ -188,3 +192,87 @@ def test_moto_sqs_reads_the_clock_that_moto_reads() -> None:
     given = datetime.datetime(2026, 12, 2, 10, 30, 5, 678000)
     assert moto.sqs.models.unix_time(given) == moto.core.utils.unix_time(given)
     assert moto.sqs.models.unix_time_millis(given) == moto.core.utils.unix_time_millis(given)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        moto.core.utils.iso_8601_datetime_without_milliseconds_s3(
+            datetime.datetime(2026, 12, 5, 0, 31, 11, 179775)
+        ),
+        moto.core.utils.rfc_1123_datetime(datetime.datetime(2026, 2, 28, 23, 59, 1)),
+        "2026-12-05T00:30:56.123456Z",
+        "2026-01-05T00:30:56Z",
+        datetime.datetime(2026, 12, 5, 0, 31, 11, 179775),
+        1_700_000_000,
+        "1700000000",
+        "2026-12-05T00:30:56+02:00",  # none that moto writes: botocore's parser reads it
+    ],
+)
+def test_moto_serializes_timestamps_as_botocore_parses_them(value: object) -> None:
+    """The timestamps of moto's replies (a listed key's LastModified, a HEAD's Last-Modified;
+    the formats moto.core.utils writes) read without dateutil, to botocore's datetime."""
+    assert moto.core.serialize.parse_to_aware_datetime is server_module._parse_timestamp
+    ours = server_module._parse_timestamp(value)
+    theirs = botocore.utils.parse_to_aware_datetime(value)
+    assert (ours, ours.tzinfo, ours.utcoffset()) == (theirs, theirs.tzinfo, theirs.utcoffset())
+
+
+def test_a_listing_and_a_head_over_http_carry_the_keys_times(
+    listed_bucket: tuple[Any, str],
+) -> None:
+    s3, name = listed_bucket
+    key = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].get_object(name, "jobs/j1/results/0001.json")
+    assert key is not None
+    listed = s3.list_objects_v2(Bucket=name, Prefix="jobs/j1/results/0001")["Contents"]
+    head = s3.head_object(Bucket=name, Key="jobs/j1/results/0001.json")
+    made = key.last_modified.replace(tzinfo=datetime.UTC)
+    assert listed[0]["LastModified"] == made.replace(microsecond=0)  # S3 lists whole seconds
+    assert head["LastModified"] == made.replace(microsecond=0)
+
+
+def test_a_released_long_poll_ends_at_once_and_the_next_one_waits(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    """release_polls ends the long polls waiting on a queue, empty, as a wait that ran out;
+    one that starts after it waits as usual, and a send ends a wait with the message."""
+    sqs, url = _queue(moto_server, settings)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        started = time.monotonic()
+        waiting = pool.submit(sqs.receive_message, QueueUrl=url, WaitTimeSeconds=20)
+        time.sleep(0.5)  # the poll in flight at the server: nothing of it to await
+        moto_server.release_polls(settings.region, [url])
+        assert waiting.result(timeout=10).get("Messages", []) == []
+        assert time.monotonic() - started < 10
+        started = time.monotonic()
+        assert sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", []) == []
+        assert time.monotonic() - started >= 0.9
+        started = time.monotonic()
+        waiting = pool.submit(sqs.receive_message, QueueUrl=url, WaitTimeSeconds=20)
+        time.sleep(0.5)
+        sqs.send_message(QueueUrl=url, MessageBody="wake")
+        assert [m["Body"] for m in waiting.result(timeout=10)["Messages"]] == ["wake"]
+        assert time.monotonic() - started < 10
+
+
+def test_a_copy_is_conditional_on_its_destination_as_a_put_is(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    """CopyObject with If-None-Match / If-Match (embedded/server.py): 412 as PutObject."""
+    s3 = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    s3.create_bucket(Bucket=settings.bucket)
+    s3.put_object(Bucket=settings.bucket, Key="jobs/j/a.png", Body=b"png")
+    source = {"Bucket": settings.bucket, "Key": "jobs/j/a.png"}
+    made = s3.copy_object(
+        Bucket=settings.bucket, Key="out/a.png", CopySource=source, IfNoneMatch="*"
+    )
+    etag = made["CopyObjectResult"]["ETag"]
+    failed = []
+    for condition in ({"IfNoneMatch": "*"}, {"IfMatch": '"0123"'}):
+        try:
+            s3.copy_object(Bucket=settings.bucket, Key="out/a.png", CopySource=source, **condition)
+        except botocore.exceptions.ClientError as exc:
+            failed.append(exc.response["ResponseMetadata"]["HTTPStatusCode"])
+    assert failed == [412, 412]
+    s3.copy_object(Bucket=settings.bucket, Key="out/a.png", CopySource=source, IfMatch=etag)
+    assert s3.get_object(Bucket=settings.bucket, Key="out/a.png")["Body"].read() == b"png"

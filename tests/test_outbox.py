@@ -10,9 +10,10 @@ import pytest
 from embedded.provision import create_stack
 from pagefleet import keys, status
 from pagefleet.models import ErrorInfo, JobRecord, Source
-from pagefleet.outbox import Superseded, publish
+from pagefleet.outbox import Stored, Superseded, publish
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
+from pagefleet.submission import await_records
 
 REL = "reports/q3"
 
@@ -238,3 +239,43 @@ def test_of_two_case_keys_publishing_at_once_the_one_that_wrote_first_keeps_the_
     assert upper_key != keys.outbox_record("x/Case") and upper_record.markdown is not None
     assert bucket.get(upper_record.markdown) == b"# upper"
     assert bucket.list_keys(keys.outbox_assets("x/Case")) == []
+
+
+def test_awaiting_many_records_lists_their_folders_not_their_assets(bucket: Bucket) -> None:
+    """await_records (pagefleet/submission.py) with more records pending than it HEADs: a LIST
+    per folder of records, one level deep, finds them, nested folders too, and reads no asset
+    key (a LIST costs a key's parsing per key it returns)."""
+    rels = [f"many/doc{n}" for n in range(4)] + ["many/sub/doc4", "many/sub/doc5"]
+    for n, rel in enumerate(rels):
+        source = Source(bucket="b", key=keys.inbox_key(rel), etag=f"e{n}", event_time=f"t{n}")
+        record = JobRecord(status="done", job_id=source.job_id, source=source, pages=1)
+        assets = {f"page-{page:05d}-picture-0.png": b"png" for page in range(5)}
+        publish(bucket, rel, record, f"# {rel}", assets)
+    listed: list[str] = []
+    list_keys = bucket.list_keys
+
+    def spy(prefix: str, *, one_level: bool = False) -> list[str]:
+        found = list_keys(prefix, one_level=one_level)
+        listed.extend(found)
+        return found
+
+    bucket.list_keys = spy  # type: ignore[method-assign]
+    records = await_records(bucket, rels, timeout_s=0)
+    assert sorted(records) == sorted(rels)
+    assert listed and not [key for key in listed if ".assets/" in key]
+    assert len(listed) == 2 * len(rels)  # each document's record and its Markdown
+
+
+def test_an_asset_is_copied_from_where_it_is_stored_exactly_once(bucket: Bucket) -> None:
+    """A Stored asset becomes an outbox object by a conditional copy: a twin writes nothing."""
+    bucket.put("jobs/j/assets/page-00001-picture-0.png", b"png")
+    assets = {"page-00001-picture-0.png": Stored("jobs/j/assets/page-00001-picture-0.png")}
+    assert publish(bucket, REL, _done(OLDER), "# older", assets) is not None
+    asset = keys.outbox_assets(REL) + "page-00001-picture-0.png"
+    first = bucket.head(asset)
+    assert first is not None and bucket.get(asset) == b"png"
+    assert first["Metadata"]["pagefleet-job"] == OLDER.job_id
+    assert publish(bucket, REL, _done(OLDER), "# older", assets) is None  # a twin
+    again = bucket.head(asset)
+    assert again is not None and again["LastModified"] == first["LastModified"]
+    assert again.get("VersionId") == first.get("VersionId")
