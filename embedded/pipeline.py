@@ -35,7 +35,7 @@ from embedded.server import MotoServer, StopOnExit
 from pagefleet import aws
 from pagefleet.queues import queue_depth
 from pagefleet.settings import Settings, settings_env
-from pagefleet.stack import HANDLER_TIMEOUT_S
+from pagefleet.stack import BATCH_SIZES, HANDLER_TIMEOUT_S
 from runner.health import RunnerHealth
 
 log = logging.getLogger(__name__)
@@ -56,17 +56,28 @@ CONCURRENCY = {
     "chunk-dead-letters": 1,
     "completion-dead-letters": 1,
 }
-# name: (queue role, whether it consumes that role's DLQ, entry point). Every DLQ has one
-# (rule 3), as on AWS (terraform/modules/functions).
+# name: (queue role, whether it consumes that role's DLQ, entry point, Terraform's key for the
+# function). Every DLQ has one (rule 3), as on AWS (terraform/modules/functions).
 FUNCTIONS = {
-    "splitter": ("ingest", False, "handlers.splitter:lambda_handler"),
-    "completion": ("completion", False, "handlers.completion:lambda_handler"),
-    "upload-dead-letters": ("ingest", True, "handlers.splitter:dead_letter_handler"),
-    "chunk-dead-letters": ("chunks", True, "handlers.completion:dead_letter_handler"),
+    "splitter": ("ingest", False, "handlers.splitter:lambda_handler", "splitter"),
+    "completion": ("completion", False, "handlers.completion:lambda_handler", "completion"),
+    "upload-dead-letters": (
+        "ingest",
+        True,
+        "handlers.splitter:dead_letter_handler",
+        "upload_dead_letter",
+    ),
+    "chunk-dead-letters": (
+        "chunks",
+        True,
+        "handlers.completion:dead_letter_handler",
+        "dead_letter",
+    ),
     "completion-dead-letters": (
         "completion",
         True,
         "handlers.completion:completion_dead_letter_handler",
+        "completion_dead_letter",
     ),
 }
 
@@ -191,7 +202,7 @@ class LocalPipeline(StopOnExit):
 
     def _map_functions(self, dispatcher: Dispatcher, stack: Stack) -> None:
         env = self._function_env()
-        for name, (role, dead_letters, handler) in FUNCTIONS.items():
+        for name, (role, dead_letters, handler, key) in FUNCTIONS.items():
             own = self.function_env(handler) if self.function_env else {}
             spec = EnvironmentSpec(
                 handler=handler,
@@ -215,6 +226,7 @@ class LocalPipeline(StopOnExit):
                 urls[role],
                 arns[role],
                 spec,
+                BATCH_SIZES[key],
                 concurrency=self.concurrency.get(name, 1),
                 observer=observer,
                 # A dead letter is rare: its function starts on the first one rather than

@@ -83,6 +83,16 @@ class NotificationSpec(BaseModel):
 
 # Lambda's rule of thumb: an event source queue's visibility is 6x the function timeout.
 HANDLER_TIMEOUT_S = 60
+# Messages per invocation of each function's event source mapping, by Terraform's function key
+# (terraform/modules/functions). One upload per splitter invocation bounds its memory and time
+# by one PDF's; the others handle small JSON records.
+BATCH_SIZES = {
+    "splitter": 1,
+    "completion": 10,
+    "dead_letter": 10,
+    "upload_dead_letter": 10,
+    "completion_dead_letter": 10,
+}
 
 
 def queue_specs(settings: Settings) -> list[QueueSpec]:

@@ -124,6 +124,7 @@ module "functions" {
   name_prefix                   = var.name
   package_path                  = local.package_path
   timeout_s                     = local.stack.handler_timeout_s
+  batch_size                    = local.stack.batch_size
   bucket_name                   = module.storage.bucket_name
   bucket_arn                    = module.storage.bucket_arn
   queue_prefix                  = var.name

@@ -102,7 +102,7 @@ def test_a_policy_the_double_cannot_evaluate_is_refused() -> None:
 
 
 def test_every_entry_point_has_a_role(double: IamDouble) -> None:
-    for _, _, entry_point in FUNCTIONS.values():
+    for _, _, entry_point, _ in FUNCTIONS.values():
         assert double.role_of(entry_point) in double.roles
     assert double.role_of("python -m runner") == "runner"
 

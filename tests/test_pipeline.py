@@ -447,7 +447,7 @@ def test_a_runner_that_cannot_run_stops_the_stack_with_its_reason(
 
 def test_every_dlq_has_a_consumer() -> None:
     """Rule 3: what lands in a DLQ nothing reads is never seen again."""
-    consumed = {role for role, dead_letters, _ in FUNCTIONS.values() if dead_letters}
+    consumed = {role for role, dead_letters, _, _ in FUNCTIONS.values() if dead_letters}
     assert consumed == {spec.role for spec in queue_specs(Settings())}
 
 

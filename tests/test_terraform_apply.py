@@ -394,9 +394,6 @@ _CHOSEN: dict[tuple[str, str], tuple[Any, Any]] = {
     ("upload-dead-letters", "concurrency"): (2, 1),
     ("chunk-dead-letters", "concurrency"): (2, 1),
     ("completion-dead-letters", "concurrency"): (2, 1),
-    # Found by this test: one upload per splitter invocation on AWS (the functions module's
-    # batch_size), ten in the embedded stack's dispatcher.
-    ("splitter", "batch_size"): (1, 10),
 }
 
 
@@ -450,7 +447,7 @@ def test_what_the_embedded_stack_and_terraform_both_set_agrees(
     pipeline.logs.close()
     by_handler = {f.handler: f for f in deployed.functions.values()}
     for name, mapping in dispatcher._mappings.items():
-        role, dead_letters, entry_point = FUNCTIONS[name]
+        role, dead_letters, entry_point, _ = FUNCTIONS[name]
         function = by_handler[entry_point.replace(":", ".")]
         applied_mapping = deployed.mappings[function.key]
         queue = deployed.queue(applied_mapping.source_arn).name

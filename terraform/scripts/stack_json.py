@@ -42,6 +42,7 @@ def stack_document() -> dict[str, Any]:
     return {
         "_generated_by": "terraform/scripts/stack_json.py from pagefleet/stack.py; do not edit",
         "handler_timeout_s": stack.HANDLER_TIMEOUT_S,
+        "batch_size": stack.BATCH_SIZES,
         "queues": {s.role: s.model_dump(exclude={"role"}) for s in specs},
         "notifications": [
             {

@@ -85,7 +85,7 @@ variable "maximum_concurrency" {
 }
 
 variable "batch_size" {
-  description = "SQS messages per invocation per function. One PDF per splitter invocation keeps its memory and time bounded."
+  description = "SQS messages per invocation per function. One PDF per splitter invocation keeps its memory and time bounded. The root module passes stack.json's (pagefleet/stack.py's BATCH_SIZES, which the embedded stack uses too)."
   type        = map(number)
   default = {
     splitter               = 1
