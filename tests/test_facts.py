@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
 from tests import layout_pdfs
@@ -112,3 +113,16 @@ def test_generated_documents_hold_their_facts(
     facts = load_facts(FACTS_DIR)[pdf.name]
     score = FactsScore.of(facts, convert_document(pdf, ocr="off"))
     assert not score.failed, [str(f) for f in score.failed]
+
+
+def test_working_set_is_listed_with_facts_and_apart_from_the_shared_corpus() -> None:
+    listed = working_set.entries()
+    facts = load_facts(FACTS_DIR)
+    assert len(listed) >= 30
+    assert all(len(facts.get(e.name, ())) >= 3 for e in listed)
+    assert all(len(e.sha256) == 64 and len(e.commit) == 40 for e in listed)
+    manifest = SHARED_REAL.parent / "MANIFEST.tsv"
+    if not manifest.is_file():
+        pytest.skip(f"{manifest} is absent: the shared corpus is not on this machine")
+    shared_repos = {line.split("\t")[4] for line in manifest.read_text().splitlines()[1:]}
+    assert not shared_repos & {e.repo for e in listed}
