@@ -142,13 +142,10 @@ def facts_table(docs: Sequence[DocFacts]) -> str:
     if not with_facts:
         return "(no facts for these documents)"
     names = list(dict.fromkeys(n for _, f in with_facts for n in f if n != "ours"))
-    head = (
-        "| document | facts | ours | "
-        + " | ".join(f"ours: {c}" for c in CLASSES)
-        + " | "
-        + " | ".join(names)
-        + " |"
+    head = "| " + " | ".join(
+        ["document", "facts", "ours", *(f"ours: {c}" for c in CLASSES), *names]
     )
+    head += " |"
     rows = [head, "|" + " --- |" * (head.count("|") - 1)]
 
     def cell(score: FactsScore | None, cls: str | None = None) -> str:
@@ -161,10 +158,16 @@ def facts_table(docs: Sequence[DocFacts]) -> str:
     for doc, facts in with_facts:
         ours = facts["ours"]
         rows.append(
-            f"| {doc} | {sum(ours.total.values())} | {_pct(ours.rate())} | "
-            + " | ".join(cell(ours, c) for c in CLASSES)
-            + " | "
-            + " | ".join(_pct(s.rate()) if (s := facts.get(n)) else "–" for n in names)
+            "| "
+            + " | ".join(
+                [
+                    doc,
+                    str(sum(ours.total.values())),
+                    _pct(ours.rate()),
+                    *(cell(ours, c) for c in CLASSES),
+                    *(_pct(s.rate()) if (s := facts.get(n)) else "–" for n in names),
+                ]
+            )
             + " |"
         )
 
@@ -181,13 +184,19 @@ def facts_table(docs: Sequence[DocFacts]) -> str:
     all_ours = pooled("ours")
     assert all_ours is not None
     rows.append(
-        f"| **overall** | {sum(all_ours.total.values())} | {_pct(all_ours.rate())} | "
+        "| "
         + " | ".join(
-            f"{cell(all_ours, c)} ({_pct(all_ours.rate(c))})" if all_ours.total[c] else "–"
-            for c in CLASSES
+            [
+                "**overall**",
+                str(sum(all_ours.total.values())),
+                _pct(all_ours.rate()),
+                *(
+                    f"{cell(all_ours, c)} ({_pct(all_ours.rate(c))})" if all_ours.total[c] else "–"
+                    for c in CLASSES
+                ),
+                *(_pct(p.rate()) if (p := pooled(n)) else "–" for n in names),
+            ]
         )
-        + " | "
-        + " | ".join(_pct(p.rate()) if (p := pooled(n)) else "–" for n in names)
         + " |"
     )
     return "\n".join(rows)
