@@ -11,7 +11,7 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import layout_pdfs
+from tests import facts_pdfs, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -102,6 +102,11 @@ GENERATED: list[Callable[[Path], Path]] = [
     layout_pdfs.two_columns,
     layout_pdfs.ruled_table,
     layout_pdfs.unruled_table,
+    # Furniture that one or two pages cannot show by repetition: a running head below the
+    # fixed top band, in a smaller font; a page number just under the body, far above the
+    # bottom band; a rotated stamp in the left margin.
+    facts_pdfs.short_bulletin,
+    facts_pdfs.two_page_bulletin,
 ]
 
 

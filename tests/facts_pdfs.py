@@ -1,0 +1,61 @@
+"""Short documents whose page furniture a reader sees at a glance but repetition cannot show:
+written with fpdf2's built-in fonts, their facts in bench/quality/facts/generated.tsv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fpdf import FPDF
+
+from tests.layout_pdfs import LOREM
+
+HEAD = "Riverside Water Board - Bulletin No. 7 - March 2026"
+STAMP = "DRAFT - internal review copy, not for distribution"
+BODY = [
+    "OUTLOOKSTART The spring flood outlook rests on the snow that lies in the upper valleys "
+    "and on the rain the next six weeks bring. " + LOREM,
+    "Gauges on the main stem read above their long-term median for the whole of February. " + LOREM,
+    "Crews will clear the culverts below the weir before the thaw begins in earnest. "
+    + "OUTLOOKEND",
+]
+
+
+def _page(pdf: FPDF, number: int, paragraphs: list[str]) -> None:
+    """A Letter page with wide margins: the running head 100 pt down (below the fixed top
+    band), a rotated stamp in the left margin, the body, and the page number just under the
+    body, far above the bottom margin."""
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 8)
+    pdf.text(90, 100, HEAD)
+    with pdf.rotation(90, 40, 600):
+        pdf.set_font("Helvetica", "", 9)
+        pdf.text(40, 600, STAMP)
+    pdf.set_xy(90, 140)
+    if number == 1:
+        pdf.set_font("Helvetica", "B", 16)
+        pdf.cell(0, 20, "Spring Flood Outlook", new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(6)
+    for text in paragraphs:
+        pdf.set_x(90)
+        pdf.set_font("Helvetica", "", 10)
+        pdf.multi_cell(400, 13, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(6)
+    pdf.set_font("Helvetica", "", 9)
+    pdf.text(300, pdf.get_y() + 30, str(number))
+
+
+def short_bulletin(folder: Path, pages: int = 1) -> Path:
+    """A one- or two-page bulletin (see :func:`_page`); the body is split across the pages."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.set_auto_page_break(False)
+    pdf.set_margins(90, 72, 90)
+    per_page = -(-len(BODY) // pages)
+    for n in range(pages):
+        _page(pdf, n + 1, BODY[n * per_page : (n + 1) * per_page])
+    path = folder / ("short_bulletin.pdf" if pages == 1 else "two_page_bulletin.pdf")
+    pdf.output(str(path))
+    return path
+
+
+def two_page_bulletin(folder: Path) -> Path:
+    return short_bulletin(folder, pages=2)
