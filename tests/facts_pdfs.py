@@ -59,3 +59,36 @@ def short_bulletin(folder: Path, pages: int = 1) -> Path:
 
 def two_page_bulletin(folder: Path) -> Path:
     return short_bulletin(folder, pages=2)
+
+
+STATEMENT = [
+    ("District", "2024", "2025", "2026"),
+    ("Northfield", "1,204,330", "1,310,772", "1,402,118"),
+    ("Eastbrook", "987,654", "1,001,200", "1,115,090"),
+    ("Millbank", "2,450,001", "2,398,440", "2,512,606"),
+    ("Total", "4,641,985", "4,710,412", "5,029,814"),
+]
+
+
+def numeric_statement(folder: Path) -> Path:
+    """A financial statement without rules whose numeric columns stand about one digit pair
+    apart, as printed statements set them: numbers right-aligned in columns 60 pt wide, the
+    gap between two numbers narrower than two character heights."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 13)
+    pdf.text(72, 90, "Statement of Water Charges (in dollars)")
+    pdf.set_font("Helvetica", "", 9)
+    y = 120.0
+    for row in STATEMENT:
+        pdf.set_xy(72, y)
+        pdf.cell(90, 12, row[0])
+        for value in row[1:]:
+            pdf.cell(52, 12, value, align="R")
+        y += 14
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_xy(72, y + 20)
+    pdf.multi_cell(400, 13, "Charges are billed quarterly; the totals include late fees.")
+    path = folder / "numeric_statement.pdf"
+    pdf.output(str(path))
+    return path

@@ -107,6 +107,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     # bottom band; a rotated stamp in the left margin.
     facts_pdfs.short_bulletin,
     facts_pdfs.two_page_bulletin,
+    # A statement whose numeric columns stand closer than the gap that parts cells of text.
+    facts_pdfs.numeric_statement,
 ]
 
 

@@ -6,8 +6,14 @@ page's rules and characters, by :mod:`runner.converters.text_layer.tables`.
 
 from __future__ import annotations
 
+import re
+
 from pagefleet.layout.schema import Bbox
 
+# Two numbers this many font sizes apart (about two digits' width) are two cells.
+_NUMBER_GAP = 1.0
+_NUMBER_END = re.compile(r"[\d%]\s*$")
+_NUMBER_START = re.compile(r"\s*[\d($-]")
 # Cells whose x ranges come this close (points) share a column.
 _TOL = 2.0
 # A table needs this many rows in a row, and its cells this short on average (characters).
@@ -44,7 +50,7 @@ def find_unruled(
     runs: list[list[list[int]]] = []
     for row in rows:
         row.sort(key=lambda i: boxes[i][0])
-        cells = _cells(row, boxes, sizes)
+        cells = _cells(row, boxes, texts, sizes)
         if len(cells) < 2:
             runs.append([])
             continue
@@ -81,7 +87,7 @@ def _stray_lines(
     """The stray lines of ``run``: each a short one (a page number) in the first or last row,
     alone in the first or last column; empty unless every column that only one row fills is
     such a line."""
-    row_cells = [_cells(row, boxes, sizes) for row in run]
+    row_cells = [_cells(row, boxes, texts, sizes) for row in run]
     bands = _bands([cell for cells in row_cells for cell in cells], boxes)
     fillers: list[list[tuple[int, list[int]]]] = [[] for _ in bands]
     for k, cells in enumerate(row_cells):
@@ -107,21 +113,30 @@ def _stray_lines(
     return stray
 
 
-def _cells(row: list[int], boxes: list[Bbox], sizes: list[float]) -> list[list[int]]:
-    """The row's lines grouped into cells: lines closer than a clear gap are one cell."""
+def _cells(
+    row: list[int], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[list[int]]:
+    """The row's lines grouped into cells: lines closer than a clear gap are one cell. Two
+    numbers two digits' width apart are two cells already: numeric columns stand that close,
+    and the text layer cuts a line there (see runner.converters.text_layer.lines)."""
     cells: list[list[int]] = []
     for i in row:
-        if cells and boxes[i][0] - boxes[cells[-1][-1]][2] < 1.5 * max(sizes[i], 1.0):
-            cells[-1].append(i)
-        else:
-            cells.append([i])
+        if cells:
+            last = cells[-1][-1]
+            gap = boxes[i][0] - boxes[last][2]
+            size = max(sizes[i], 1.0)
+            numbers = _NUMBER_END.search(texts[last]) and _NUMBER_START.match(texts[i])
+            if gap < (_NUMBER_GAP if numbers else 1.5) * size:
+                cells[-1].append(i)
+                continue
+        cells.append([i])
     return cells
 
 
 def _table(
     run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> tuple[list[int], list[list[str]]] | None:
-    row_cells = [_cells(row, boxes, sizes) for row in run]
+    row_cells = [_cells(row, boxes, texts, sizes) for row in run]
     bands = _bands([cell for cells in row_cells for cell in cells], boxes)
     widest = max(len(cells) for cells in row_cells)
     if len(bands) < widest:

@@ -13,11 +13,13 @@ from itertools import pairwise
 from statistics import median
 from typing import Any
 
+import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pdftext.pdf.chars import PageChars
 from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
 from pdftext.postprocessing import postprocess_text
+from pdftext.schema import Bbox
 
 from pagefleet.layout.schema import Line, Span
 from runner.converters.text_layer.chars import (
@@ -46,6 +48,12 @@ _MONO_NAMES = re.compile(
 # A gap this many font sizes wide inside a pdftext line separates two cells or columns.
 _CELL_GAP = 2.0
 _LAYOUT_CHARS = frozenset(map(chr, LAYOUT_CODES.tolist()))
+# A gap this many digits wide between the end of a number and the start of another.
+_NUMBER_GAP = 2.0
+_NUMBER_END_CHARS = "0123456789%"
+_NUMBER_START_CHARS = "0123456789-($"
+_NUMBER_ENDS = np.array([ord(c) for c in _NUMBER_END_CHARS], dtype=np.uint32)
+_NUMBER_STARTS = np.array([ord(c) for c in _NUMBER_START_CHARS], dtype=np.uint32)
 
 
 def text_lines(
@@ -69,14 +77,70 @@ def text_lines(
     matrix = pdfium_c.FS_MATRIX()
     mono = _Monospaced(chars)
     lines: list[Line] = []
+    cuts = _wide_gaps(chars)
     for raw in raw_lines:
-        for pieces in _pieces(raw["spans"]):
+        spans = raw["spans"]
+        if cuts:
+            spans = [piece for span in spans for piece in _cut_span(span, chars, cuts)]
+        for pieces in _pieces(spans):
             line = _line(pieces, tp, matrix, mono)
             if line is not None:
-                if len(pieces) == len(raw["spans"]):
+                if len(pieces) == len(raw["spans"]) == len(spans):
                     line["bbox"] = _round_box(raw["bbox"].bbox)
                 lines.append(line)
     return lines, chars
+
+
+def _wide_gaps(chars: PageChars) -> list[int]:
+    """The pdfium indexes of the upright characters that follow the one before them on the
+    same line after a wide gap (spaces aside): a table row or two columns that the text layer
+    set as one run of text, "Assam 34.98 34.95", whose cells only the gap tells apart. Between
+    two numbers a gap of two digits' width is wide already: a table's numeric columns stand
+    that close ("47,824,589   9,967,837"), running text never spaces numbers so."""
+    ink = np.flatnonzero(~np.isin(chars.codes, LAYOUT_CODES) & (chars.rotations == 0))
+    if len(ink) < 2:
+        return []
+    boxes = chars.boxes[ink]
+    codes = chars.codes[ink]
+    before, after = boxes[:-1], boxes[1:]
+    height = np.maximum(before[:, 3] - before[:, 1], after[:, 3] - after[:, 1])
+    gap = after[:, 0] - before[:, 2]
+    # The box's height, not the font size, as in _pieces.
+    wide = gap > _CELL_GAP * np.maximum(0.8 * height, 1.0)
+    numbers = np.isin(codes[:-1], _NUMBER_ENDS) & np.isin(codes[1:], _NUMBER_STARTS)
+    digit = (before[:, 2] - before[:, 0] + after[:, 2] - after[:, 0]) / 2
+    wide |= numbers & (gap > _NUMBER_GAP * np.maximum(digit, 0.5))
+    level = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < height
+    found: list[int] = chars.char_indices[ink[1:][wide & level]].tolist()
+    return found
+
+
+def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[dict[str, Any]]:
+    """``span`` cut before each of its characters in ``cuts`` (see :func:`_wide_gaps`)."""
+    first, last = span["char_start_idx"], span["char_end_idx"]
+    at = bisect_left(cuts, first + 1)
+    if at == len(cuts) or cuts[at] > last:
+        return [span]
+    start = int(np.searchsorted(chars.char_indices, first))
+    text = span["text"]
+    if chars.text[start : start + len(text)] != text:
+        return [span]  # text that a link cut or changed: left as it is
+    indices = chars.char_indices[start : start + len(text)].tolist()
+    inside = set(cuts[at : bisect_left(cuts, last + 1)])
+    bounds = [0, *(k for k, i in enumerate(indices) if i in inside), len(text)]
+    pieces = []
+    for a, b in pairwise(bounds):
+        ink = [start + k for k in range(a, b) if text[k] not in _LAYOUT_CHARS]
+        if not ink:
+            continue
+        box = chars.boxes[ink]
+        piece = dict(span)
+        piece["text"] = text[a:b]
+        piece["bbox"] = Bbox([box[:, 0].min(), box[:, 1].min(), box[:, 2].max(), box[:, 3].max()])
+        piece["char_start_idx"] = indices[a]
+        piece["char_end_idx"] = indices[b - 1]
+        pieces.append(piece)
+    return pieces
 
 
 def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -84,14 +148,21 @@ def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     a form's label and the label of the column beside it, are lines of their own."""
     out: list[list[dict[str, Any]]] = [[]]
     reach: float | None = None
+    last = ""
     for span in spans:
         x0, y0, x1, y1 = span["bbox"].bbox
-        if span["text"].strip():
+        text = span["text"].strip()
+        if text:
             # The box's height, not the font size: many producers set size 1 and scale.
             size = 0.8 * (y1 - y0)
-            if reach is not None and x0 - reach > _CELL_GAP * max(size, 1.0):
+            wide = _CELL_GAP * max(size, 1.0)
+            if last and last[-1] in _NUMBER_END_CHARS and text[0] in _NUMBER_START_CHARS:
+                # Between two numbers, two characters' width (see _wide_gaps).
+                wide = min(wide, _NUMBER_GAP * max((x1 - x0) / len(text), 0.5))
+            if reach is not None and x0 - reach > wide:
                 out.append([])
             reach = x1 if reach is None else max(reach, x1)
+            last = text
         out[-1].append(span)
     return out
 
