@@ -92,3 +92,35 @@ def numeric_statement(folder: Path) -> Path:
     path = folder / "numeric_statement.pdf"
     pdf.output(str(path))
     return path
+
+
+SURVEY = [
+    ("District", "Total", "Rural", "Urban"),
+    ("Barpeta", "88.8", "88.6", "91.1"),
+    ("Cachar", "85.3", "84.9", "86.8"),
+    ("Dhemaji", "92.9", "92.8", "94.1"),
+    ("Nalbari", "90.2", "89.9", "93.0"),
+]
+
+
+def table_beside_upright_label(folder: Path) -> Path:
+    """A table without rules with a label set upright in the margin beside it, as tall as the
+    table (a survey's name along the page's edge)."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 12)
+    pdf.text(90, 90, "Children Attending School (%)")
+    pdf.set_font("Helvetica", "", 10)
+    y = 120.0
+    for row in SURVEY:
+        pdf.set_xy(90, y)
+        pdf.cell(110, 14, row[0])
+        for value in row[1:]:
+            pdf.cell(70, 14, value, align="R")
+        y += 16
+    with pdf.rotation(90, 60, y):
+        pdf.set_font("Helvetica", "", 11)
+        pdf.text(60, y, "Annual Health Survey 2010-11")
+    path = folder / "table_beside_upright_label.pdf"
+    pdf.output(str(path))
+    return path

@@ -109,6 +109,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs.two_page_bulletin,
     # A statement whose numeric columns stand closer than the gap that parts cells of text.
     facts_pdfs.numeric_statement,
+    # A table beside a label set upright, whose tall box joined every row into one.
+    facts_pdfs.table_beside_upright_label,
 ]
 
 

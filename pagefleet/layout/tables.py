@@ -14,6 +14,8 @@ from pagefleet.layout.schema import Bbox
 _NUMBER_GAP = 1.0
 _NUMBER_END = re.compile(r"[\d%]\s*$")
 _NUMBER_START = re.compile(r"\s*[\d($-]")
+# A line this many times taller than wide is set rotated.
+_ROTATED = 3.0
 # Cells whose x ranges come this close (points) share a column.
 _TOL = 2.0
 # A table needs this many rows in a row, and its cells this short on average (characters).
@@ -36,7 +38,16 @@ def find_unruled(
     cells, merged where they overlap, stay apart) and the cells are short: two columns of
     running text have long lines, a table has short cells.
     """
-    order = sorted(range(len(boxes)), key=lambda i: (boxes[i][1], boxes[i][0]))
+    # A line set rotated (a column's head turned upright) stands beside rows it is no cell
+    # of: its box, as tall as the whole head, would join them into one.
+    order = sorted(
+        (
+            i
+            for i in range(len(boxes))
+            if boxes[i][3] - boxes[i][1] <= _ROTATED * (boxes[i][2] - boxes[i][0])
+        ),
+        key=lambda i: (boxes[i][1], boxes[i][0]),
+    )
     rows: list[list[int]] = []
     bottom = -1e9
     for i in order:
