@@ -159,17 +159,18 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
         height * (1 - _MARGIN), max(item[1] for item in placed) - height * _MARGIN / 2
     )
     top = [item for item in placed if item[1] <= top_edge]
-    cut = 0
+    heads = 0
     if len(top) < len(placed):
         # The top margin's lines above the widest gap before the body.
-        cut = _widest_gap([*top, placed[len(top)]])
-        for _, _, bi, li, line in top[:cut]:
+        heads = _widest_gap([*top, placed[len(top)]])
+        for _, _, bi, li, line in top[:heads]:
             yield "top", bi, li, line
-    bottom = [item for item in placed[cut:] if item[0] >= bottom_edge]
-    if len(bottom) < len(placed) - cut:
+    bottom = [item for item in placed if item[0] >= bottom_edge]
+    if len(bottom) < len(placed):
         first = len(placed) - len(bottom)
         cut = _widest_gap(placed[first - 1 :])
-        for _, _, bi, li, line in placed[first - 1 + cut :] if cut else ():
+        # On a page of a few lines the bands meet: a line is one band's candidate only.
+        for _, _, bi, li, line in placed[max(first - 1 + cut, heads) :] if cut else ():
             yield "bottom", bi, li, line
 
 

@@ -92,11 +92,13 @@ def text_lines(
 
 
 def _wide_gaps(chars: PageChars) -> list[int]:
-    """The pdfium indexes of the upright characters that follow the one before them on the
-    same line after a wide gap (spaces aside): a table row or two columns that the text layer
-    set as one run of text, "Assam 34.98 34.95", whose cells only the gap tells apart. Between
-    two numbers a gap of two digits' width is wide already: a table's numeric columns stand
-    that close ("47,824,589   9,967,837"), running text never spaces numbers so."""
+    """The pdfium indexes of the upright characters that start a number after a wide gap
+    from the character before them on the same line (spaces aside): a table row that the text
+    layer set as one run of text, "Assam 34.98 34.95", whose cells only the gap tells apart.
+    Between two numbers a gap of two digits' width is wide already: a table's numeric columns
+    stand that close ("47,824,589   9,967,837"), running text never spaces numbers so. Words
+    after a wide gap stay: a heading's number set apart from its title ("SECTION 2   DIESEL
+    ENGINES") or a footer's two ends are one line to the reader."""
     ink = np.flatnonzero(~np.isin(chars.codes, LAYOUT_CODES) & (chars.rotations == 0))
     if len(ink) < 2:
         return []
@@ -107,9 +109,9 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     gap = after[:, 0] - before[:, 2]
     # The box's height, not the font size, as in _pieces.
     wide = gap > _CELL_GAP * np.maximum(0.8 * height, 1.0)
-    numbers = np.isin(codes[:-1], _NUMBER_ENDS) & np.isin(codes[1:], _NUMBER_STARTS)
     digit = (before[:, 2] - before[:, 0] + after[:, 2] - after[:, 0]) / 2
-    wide |= numbers & (gap > _NUMBER_GAP * np.maximum(digit, 0.5))
+    wide |= np.isin(codes[:-1], _NUMBER_ENDS) & (gap > _NUMBER_GAP * np.maximum(digit, 0.5))
+    wide &= np.isin(codes[1:], _NUMBER_STARTS)
     level = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < height
     found: list[int] = chars.char_indices[ink[1:][wide & level]].tolist()
     return found
