@@ -124,3 +124,33 @@ def table_beside_upright_label(folder: Path) -> Path:
     path = folder / "table_beside_upright_label.pdf"
     pdf.output(str(path))
     return path
+
+
+TOTALS = [
+    ("Fund", "Opening balance", "Receipts in year", "Transfers made", "Closing balance"),
+    ("Operations", "120,400", "88,100", "", "208,500"),
+    ("Capital", "310,000", "45,250", "", "355,250"),
+    ("Reserve", "75,000", "3,900", "", "78,900"),
+    ("Total", "505,400", "137,250", "(12,000)", "630,650"),
+]
+
+
+def total_row_statement(folder: Path) -> Path:
+    """A statement without rules whose total row fills a column the body leaves empty (a
+    transfer only the total shows), as the closing row of a fund statement does; its head's
+    labels fill their columns, so that the text layer sets them as one line."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 12)
+    pdf.text(72, 90, "Statement of Funds")
+    y = 120.0
+    for row in TOTALS:
+        pdf.set_font("Helvetica", "", 9 if row[0] == "Fund" else 10)
+        pdf.set_xy(72, y)
+        pdf.cell(100, 14, row[0])
+        for value in row[1:]:
+            pdf.cell(80, 14, value, align="L" if row[0] == "Fund" else "R")
+        y += 16
+    path = folder / "total_row_statement.pdf"
+    pdf.output(str(path))
+    return path

@@ -111,6 +111,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs.numeric_statement,
     # A table beside a label set upright, whose tall box joined every row into one.
     facts_pdfs.table_beside_upright_label,
+    # A total row that fills a column the body leaves empty.
+    facts_pdfs.total_row_statement,
 ]
 
 

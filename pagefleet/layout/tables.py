@@ -87,6 +87,11 @@ def find_unruled(
                 table = _table(
                     [[i for i in row if i not in stray] for row in run], boxes, texts, sizes
                 )
+        if table is None and len(run) > _MIN_ROWS:
+            # A head whose labels each stand over a group of columns ("Redemption" over
+            # its handgun, long gun and other columns) fits no column: the table is the rows
+            # under it, the head stays text above them.
+            table = _table(run[1:], boxes, texts, sizes)
         if table is not None:
             tables.append(table)
     return tables
@@ -156,8 +161,11 @@ def _table(
         # into one. The columns are those of the rows with the most cells, when they are
         # three or more and most rows have them all; a wide line goes to the column where it
         # starts, or the nearest one.
-        full = [cells for cells in row_cells if len(cells) == widest]
-        if widest >= 3 and 3 * len(full) >= 2 * len(run):
+        # (The most cells that two thirds of the rows have: a total row may fill a column
+        # or two that the body leaves empty.)
+        common = sorted((len(cells) for cells in row_cells), reverse=True)[(2 * len(run) - 1) // 3]
+        full = [cells for cells in row_cells if len(cells) >= common]
+        if common >= 3 and 3 * len(full) >= 2 * len(run):
             bands = _bands([cell for cells in full for cell in cells], boxes)
     if len(bands) < 2:
         return None
@@ -176,9 +184,19 @@ def _table(
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL:
         return None
-    # Every column holds something in at least two rows: not one stray wide line.
-    if any(sum(1 for row in grid if row[k]) < 2 for k in range(len(bands))):
-        return None
+    # Every column holds something in at least two rows: not one stray wide line. A total
+    # row (or a head) may fill inner columns the body leaves empty: an inner column only the
+    # first or last row fills is the table's when that row fills more than half the columns
+    # (an outer one is a page number level with the row, see _stray_lines).
+    full_edges = [
+        row for row in (grid[0], grid[-1]) if 2 * sum(1 for cell in row if cell) > len(bands)
+    ]
+    for k in range(len(bands)):
+        inner = 0 < k < len(bands) - 1
+        if sum(1 for row in grid if row[k]) < 2 and not (
+            inner and any(row[k] for row in full_edges)
+        ):
+            return None
     return [i for row in run for i in row], grid
 
 
