@@ -154,3 +154,31 @@ def total_row_statement(folder: Path) -> Path:
     path = folder / "total_row_statement.pdf"
     pdf.output(str(path))
     return path
+
+
+def article_with_title_head(folder: Path) -> Path:
+    """A three-page article whose running head repeats its title, small, on the pages after
+    the first, where the title stands large at the top of the first page; the first page
+    also has a row of numbered choices set wide apart, as an exam sets them."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.set_auto_page_break(False)
+    title = "Sediment Budgets of Small Rivers"
+    for n in range(3):
+        pdf.add_page()
+        y = 140.0
+        if n == 0:
+            pdf.set_font("Helvetica", "B", 18)
+            pdf.text(72, 110, title)
+            pdf.set_font("Helvetica", "", 10)
+            for k, choice in enumerate(("1. 49 cm", "2. 56 cm", "3. 63 cm", "4. 70 cm")):
+                pdf.text(72 + 100 * k, 140, choice)
+            y = 170.0
+        else:
+            pdf.set_font("Helvetica", "", 8)
+            pdf.text(200, 110, title)
+        pdf.set_font("Helvetica", "", 10)
+        pdf.set_xy(72, y)
+        pdf.multi_cell(450, 13, f"PAGE{n + 1}START " + LOREM * 4)
+    path = folder / "article_with_title_head.pdf"
+    pdf.output(str(path))
+    return path

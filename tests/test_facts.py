@@ -113,6 +113,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs.table_beside_upright_label,
     # A total row that fills a column the body leaves empty.
     facts_pdfs.total_row_statement,
+    # A running head repeating the title, which stays a heading; choices set wide apart.
+    facts_pdfs.article_with_title_head,
 ]
 
 

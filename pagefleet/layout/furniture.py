@@ -58,6 +58,9 @@ class MarginKey(NamedTuple):
 
     band: str  # "top" or "bottom"; "picture"
     text: str  # digits as "#"; a picture's key
+    # The line's size, rounded: a running head that repeats the title (on every other page
+    # of an article) is set smaller than the title it repeats, which is no furniture.
+    size: int = 0
 
 
 # A line with its place on the page: (top, bottom, block index, line index, line); a plain
@@ -117,9 +120,10 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
     found: dict[MarginKey, list[tuple[int, int]]] = {}
     for band, bi, li, line in _margin_lines(page):
         key = _furniture_key(line_text(line))
-        found.setdefault(MarginKey(band, key), []).append((bi, li))
+        size = round(line_size(line))
+        found.setdefault(MarginKey(band, key, size), []).append((bi, li))
         if band == "top" and _small_head(page, line):
-            found.setdefault(MarginKey(SMALL_HEAD, key), []).append((bi, li))
+            found.setdefault(MarginKey(SMALL_HEAD, key, size), []).append((bi, li))
     for bi, block in enumerate(page["blocks"]):
         if "key" in block:
             found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))

@@ -48,6 +48,7 @@ _MONO_NAMES = re.compile(
 # A gap this many font sizes wide inside a pdftext line separates two cells or columns.
 _CELL_GAP = 2.0
 _LAYOUT_CHARS = frozenset(map(chr, LAYOUT_CODES.tolist()))
+_ENUMERATOR = re.compile(r"\d{1,3}[.)](?:\s|$)")
 # A gap this many digits wide between the end of a number and the start of another.
 _NUMBER_GAP = 2.0
 _NUMBER_END_CHARS = "0123456789%"
@@ -129,7 +130,14 @@ def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[d
         return [span]  # text that a link cut or changed: left as it is
     indices = chars.char_indices[start : start + len(text)].tolist()
     inside = set(cuts[at : bisect_left(cuts, last + 1)])
-    bounds = [0, *(k for k, i in enumerate(indices) if i in inside), len(text)]
+    # (Not before an enumerator: "1. 49 in   2. 56 in" are choices in a row, not cells.)
+    bounds = [
+        0,
+        *(k for k, i in enumerate(indices) if i in inside and not _ENUMERATOR.match(text, k)),
+        len(text),
+    ]
+    if len(bounds) == 2:
+        return [span]
     pieces = []
     for a, b in pairwise(bounds):
         ink = [start + k for k in range(a, b) if text[k] not in _LAYOUT_CHARS]
