@@ -118,12 +118,15 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
     """The page's candidates by key, with their (block, line) places: its margin lines, and
     its pictures that have a key (their line is -1)."""
     found: dict[MarginKey, list[tuple[int, int]]] = {}
+    body: float | None = None
     for band, bi, li, line in _margin_lines(page):
         key = _furniture_key(line_text(line))
-        size = round(line_size(line))
-        found.setdefault(MarginKey(band, key, size), []).append((bi, li))
-        if band == "top" and _small_head(page, line):
-            found.setdefault(MarginKey(SMALL_HEAD, key, size), []).append((bi, li))
+        size = line_size(line)
+        found.setdefault(MarginKey(band, key, round(size)), []).append((bi, li))
+        if band == "top" and len(line_text(line).split()) <= _HEAD_WORDS:
+            body = _body_size(page) if body is None else body
+            if size < 0.9 * body:
+                found.setdefault(MarginKey(SMALL_HEAD, key, round(size)), []).append((bi, li))
     for bi, block in enumerate(page["blocks"]):
         if "key" in block:
             found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))
@@ -183,16 +186,14 @@ def _rotated(line: Line) -> bool:
     return y1 - y0 > _ROTATED * max(x1 - x0, 1.0) and len(line_text(line).strip()) > 3
 
 
-def _small_head(page: Page, line: Line) -> bool:
-    """A short line in a font smaller than most of the page's text."""
-    if len(line_text(line).split()) > _HEAD_WORDS:
-        return False
+def _body_size(page: Page) -> float:
+    """The size of most of the page's text."""
     chars: Counter[float] = Counter()
     for block in page["blocks"]:
         if "lines" in block:
-            for other in block["lines"]:
-                chars[line_size(other)] += len(line_text(other))
-    return line_size(line) < 0.9 * chars.most_common(1)[0][0]
+            for line in block["lines"]:
+                chars[line_size(line)] += len(line_text(line))
+    return chars.most_common(1)[0][0]
 
 
 def _widest_gap(items: list[_Placed]) -> int:

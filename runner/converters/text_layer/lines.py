@@ -138,15 +138,23 @@ def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[d
     ]
     if len(bounds) == 2:
         return [span]
+    # Plain floats: numpy's are slow to round, and a layout box is rounded.
+    boxes = chars.boxes[start : start + len(text)].tolist()
     pieces = []
     for a, b in pairwise(bounds):
-        ink = [start + k for k in range(a, b) if text[k] not in _LAYOUT_CHARS]
+        ink = [boxes[k] for k in range(a, b) if text[k] not in _LAYOUT_CHARS]
         if not ink:
             continue
-        box = chars.boxes[ink]
         piece = dict(span)
         piece["text"] = text[a:b]
-        piece["bbox"] = Bbox([box[:, 0].min(), box[:, 1].min(), box[:, 2].max(), box[:, 3].max()])
+        piece["bbox"] = Bbox(
+            [
+                min(box[0] for box in ink),
+                min(box[1] for box in ink),
+                max(box[2] for box in ink),
+                max(box[3] for box in ink),
+            ]
+        )
         piece["char_start_idx"] = indices[a]
         piece["char_end_idx"] = indices[b - 1]
         pieces.append(piece)
