@@ -54,7 +54,7 @@ _NUMBER_GAP = 2.0
 _NUMBER_END_CHARS = "0123456789%"
 _NUMBER_START_CHARS = "0123456789-($"
 _NUMBER_ENDS = np.array([ord(c) for c in _NUMBER_END_CHARS], dtype=np.uint32)
-_NUMBER_STARTS = np.array([ord(c) for c in _NUMBER_START_CHARS], dtype=np.uint32)
+_DIGITS = np.array([ord(c) for c in "0123456789"], dtype=np.uint32)
 
 
 def text_lines(
@@ -93,8 +93,8 @@ def text_lines(
 
 
 def _wide_gaps(chars: PageChars) -> list[int]:
-    """The pdfium indexes of the upright characters that start a number after a wide gap
-    from the character before them on the same line (spaces aside): a table row that the text
+    """The pdfium indexes of the upright digits that start a number after a wide gap from
+    the letter or digit before them on the same line (spaces aside): a table row that the text
     layer set as one run of text, "Assam 34.98 34.95", whose cells only the gap tells apart.
     Between two numbers a gap of two digits' width is wide already: a table's numeric columns
     stand that close ("47,824,589   9,967,837"), running text never spaces numbers so. Words
@@ -112,9 +112,16 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     wide = gap > _CELL_GAP * np.maximum(0.8 * height, 1.0)
     digit = (before[:, 2] - before[:, 0] + after[:, 2] - after[:, 0]) / 2
     wide |= np.isin(codes[:-1], _NUMBER_ENDS) & (gap > _NUMBER_GAP * np.maximum(digit, 0.5))
-    wide &= np.isin(codes[1:], _NUMBER_STARTS)
+    wide &= np.isin(codes[1:], _DIGITS)
     level = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < height
-    found: list[int] = chars.char_indices[ink[1:][wide & level]].tolist()
+    # After a word or a number only: a dot leader's value ("breastfed ....... 76.9") or an
+    # equation's number ("... = 0,    (1)") belongs to its line, which no table may take.
+    text = chars.text
+    found: list[int] = [
+        int(chars.char_indices[ink[j + 1]])
+        for j in np.flatnonzero(wide & level).tolist()
+        if text[ink[j]].isalnum() or text[ink[j]] == "%"
+    ]
     return found
 
 
