@@ -18,6 +18,9 @@ Per document and overall:
   found headings step up/down as the outline does;
 - OCR word recall: for PDFs whose scans carry a hidden OCR layer, our OCR (``ocr="force"``)
   against that layer;
+- facts: the share of the document's facts (:mod:`bench.quality.facts`: text present, running
+  heads absent, reading order, table cells) that each converter's output holds, by class, and
+  the facts ours fails;
 - speed: pages per CPU second of ``convert_document`` next to ``pdftext.plain_text_output``,
   timed one after the other in the same child process (the least of three runs each under 30 s),
   so machine load hits both alike; peak RSS of that child after our conversion (OCR pages
@@ -39,8 +42,9 @@ from pathlib import Path
 
 from bench.paths import ROOT
 from bench.quality.child import ours_child
+from bench.quality.facts import FACTS_DIR, Fact, FactsScore, load_facts
 from bench.quality.measure import installed_peers, measure
-from bench.quality.tables import peers_table, summary, table
+from bench.quality.tables import DocFacts, facts_table, failed_facts, peers_table, summary, table
 
 DEFAULT_FOLDER = ROOT.parent / "shared" / "corpus" / "real"
 
@@ -55,6 +59,17 @@ def main(argv: list[str] | None = None) -> int:
         default="auto",
         help="auto: the peers of .venv-peers (make quality-peers) when it exists",
     )
+    parser.add_argument(
+        "--facts-only",
+        action="store_true",
+        help="only convert each document (ours, in this process) and check its facts",
+    )
+    parser.add_argument(
+        "--facts",
+        type=Path,
+        default=FACTS_DIR,
+        help="folder of facts files (*.tsv), by document name (default: %(default)s)",
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -66,11 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     if not pdfs:
         print(f"no PDFs in {args.folder}", file=sys.stderr)
         return 2
+    facts = load_facts(args.facts)
+    if args.facts_only:
+        return _facts_only(pdfs, facts, args.out)
     peers = installed_peers() if args.peers == "auto" else []
     reports = []
     for pdf in pdfs:
-        reports.append(measure(pdf, peers))
+        reports.append(measure(pdf, peers, facts.get(pdf.name, ())))
         print(f"measured {pdf.name}", file=sys.stderr)
+    docs = [(r.name, r.facts) for r in reports]
     result = "\n\n".join(
         [
             table(reports),
@@ -79,9 +98,29 @@ def main(argv: list[str] | None = None) -> int:
             summary(reports),
             "Per document, in-order recall / order-free recall / precision:",
             peers_table(reports),
+            "Facts passed (per document: ours, ours by class, then each peer):",
+            facts_table(docs),
+            "Facts ours fails:",
+            failed_facts(docs),
         ]
     )
-    print(result)
-    if args.out:
-        args.out.write_text(result + "\n")
+    _emit(result, args.out)
     return 0
+
+
+def _facts_only(pdfs: list[Path], facts: dict[str, list[Fact]], out: Path | None) -> int:
+    from runner.converters.text_layer import convert_document
+
+    docs: list[DocFacts] = []
+    for pdf in pdfs:
+        if pdf.name in facts:
+            docs.append((pdf.name, {"ours": FactsScore.of(facts[pdf.name], convert_document(pdf))}))
+            print(f"checked {pdf.name}", file=sys.stderr)
+    _emit("\n\n".join([facts_table(docs), "Facts ours fails:", failed_facts(docs)]), out)
+    return 0
+
+
+def _emit(result: str, out: Path | None) -> None:
+    print(result)
+    if out:
+        out.write_text(result + "\n")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.paths import ROOT
+from bench.quality.facts import Fact, FactsScore
 from bench.quality.scores import DocReport, Score
 
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
@@ -51,8 +52,9 @@ def _run_child(
     return result
 
 
-def measure(pdf_path: Path, peers: Sequence[str] = ()) -> DocReport:
-    """Our converter on ``pdf_path`` in a child process, then each peer in its own."""
+def measure(pdf_path: Path, peers: Sequence[str] = (), facts: Sequence[Fact] = ()) -> DocReport:
+    """Our converter on ``pdf_path`` in a child process, then each peer in its own; the
+    document's ``facts`` checked on each one's output."""
     ours = _run_child(["-m", "bench.quality", "--child", str(pdf_path)])
     if ours is None:
         raise RuntimeError(f"our converter failed on {pdf_path}")
@@ -79,6 +81,9 @@ def measure(pdf_path: Path, peers: Sequence[str] = ()) -> DocReport:
         rss_mb=ours["rss_mb"],
     )
     plain = ours["plain"]
+    if facts:
+        report.facts["ours"] = FactsScore.of(facts, ours["markdown"])
+        report.facts["pdftext"] = FactsScore.of(facts, plain)
     report.peers["pdftext"] = Score.of(
         plain, ref, text_ref, plain, outline, pages, ours["floor_s"], plain=True
     )
@@ -93,4 +98,6 @@ def measure(pdf_path: Path, peers: Sequence[str] = ()) -> DocReport:
             if got is None
             else Score.of(got["markdown"], ref, text_ref, got["markdown"], outline, pages, got["s"])
         )
+        if facts and got is not None:
+            report.facts[peer] = FactsScore.of(facts, got["markdown"])
     return report

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.quality.facts import FactsScore
 from bench.quality.headings import HeadingScore, heading_score
 from bench.quality.recall import bag_recall, ordered_recall, precision, recut
 from bench.quality.words import markdown_words, words
@@ -62,6 +63,9 @@ class DocReport:
     floor_s: float
     rss_mb: float
     peers: dict[str, Score | None] = field(default_factory=dict)
+    # The document's facts checked on each converter's output ("ours" and the peers'); empty
+    # when the document has no facts.
+    facts: dict[str, FactsScore] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:

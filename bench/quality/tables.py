@@ -3,8 +3,10 @@ and the peers side by side."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
+from bench.quality.facts import CLASSES, FactsScore
 from bench.quality.scores import DocReport, Score
 
 
@@ -128,3 +130,84 @@ def peers_table(reports: list[DocReport]) -> str:
             + " |"
         )
     return "\n".join(rows)
+
+
+DocFacts = tuple[str, dict[str, FactsScore]]  # a document's name, its facts by converter
+
+
+def facts_table(docs: Sequence[DocFacts]) -> str:
+    """Per document with facts: facts passed by ours, by class, and by each peer; then the
+    overall row (facts pooled over documents)."""
+    with_facts = [(name, scores) for name, scores in docs if scores]
+    if not with_facts:
+        return "(no facts for these documents)"
+    names = list(dict.fromkeys(n for _, f in with_facts for n in f if n != "ours"))
+    head = "| " + " | ".join(
+        ["document", "facts", "ours", *(f"ours: {c}" for c in CLASSES), *names]
+    )
+    head += " |"
+    rows = [head, "|" + " --- |" * (head.count("|") - 1)]
+
+    def cell(score: FactsScore | None, cls: str | None = None) -> str:
+        if score is None:
+            return "–"
+        total = sum(score.total.values()) if cls is None else score.total[cls]
+        passed = sum(score.passed.values()) if cls is None else score.passed[cls]
+        return f"{passed}/{total}" if total else "–"
+
+    for doc, facts in with_facts:
+        ours = facts["ours"]
+        rows.append(
+            "| "
+            + " | ".join(
+                [
+                    doc,
+                    str(sum(ours.total.values())),
+                    _pct(ours.rate()),
+                    *(cell(ours, c) for c in CLASSES),
+                    *(_pct(s.rate()) if (s := facts.get(n)) else "–" for n in names),
+                ]
+            )
+            + " |"
+        )
+
+    def pooled(name: str) -> FactsScore | None:
+        scores = [s for _, f in with_facts if (s := f.get(name)) is not None]
+        if not scores:
+            return None
+        return FactsScore(
+            sum((s.passed for s in scores), Counter()),
+            sum((s.total for s in scores), Counter()),
+            [f for s in scores for f in s.failed],
+        )
+
+    all_ours = pooled("ours")
+    assert all_ours is not None
+    rows.append(
+        "| "
+        + " | ".join(
+            [
+                "**overall**",
+                str(sum(all_ours.total.values())),
+                _pct(all_ours.rate()),
+                *(
+                    f"{cell(all_ours, c)} ({_pct(all_ours.rate(c))})" if all_ours.total[c] else "–"
+                    for c in CLASSES
+                ),
+                *(_pct(p.rate()) if (p := pooled(n)) else "–" for n in names),
+            ]
+        )
+        + " |"
+    )
+    return "\n".join(rows)
+
+
+def failed_facts(docs: Sequence[DocFacts]) -> str:
+    """The facts our output fails, one line each, with where they are written."""
+    lines = [
+        f"- {name}: {fact} ({fact.where})"
+        for name, facts in docs
+        if "ours" in facts
+        for fact in facts["ours"].failed
+    ]
+    return "\n".join(lines) or "(none)"

@@ -1,10 +1,12 @@
-"""Page furniture: running heads and feet repeated across pages, page numbers, and pictures
-repeated across pages (a logo).
+"""Page furniture: running heads and feet repeated across pages, page numbers, rotated stamps
+in the side margins, and pictures repeated across pages (a logo).
 
 A page's candidates are the lines in its top or bottom margin that are set off from the body,
-and its pictures; a candidate is furniture when its text, digits ignored, recurs in the same
-margin on enough of the document's pages, or when it is only a page number, or when the
-picture recurs on enough pages.
+the rotated lines beside the body, and its pictures; a candidate is furniture when its text,
+digits ignored, recurs in the same margin on enough of the document's pages, or when it is only
+a page number, or a rotated line in a side margin, or, in a document too short to show
+repetition, a top-margin line smaller than the page's body text; a picture is furniture when it
+recurs on enough pages.
 """
 
 from __future__ import annotations
@@ -16,12 +18,26 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from pagefleet.layout.schema import Line, Page
-from pagefleet.layout.segment import line_text
+from pagefleet.layout.segment import line_size, line_text
 
 # The band of a picture's key.
 PICTURE = "picture"
-# Lines this close to the top or bottom edge (share of the page height) may be headers/footers.
+# A rotated line beside the body, in a side margin: a stamp ("arXiv:...", a printer's slug).
+SIDE = "side"
+# A top-margin line smaller than the page's body text: a running head on a document too short
+# for it to recur (the line's "top" key stands for it as well, to count its repeats).
+SMALL_HEAD = "small head"
+# Lines this close to the top or bottom edge (share of the page height) may be headers/footers;
+# on a page with wide margins, lines this close to the page's first or last line.
 _MARGIN = 0.12
+# Documents of this many pages or fewer are too short to show a running head by repetition.
+_SHORT = 2
+# A line this many times taller than wide is set rotated; in the outer share of the page's
+# width given by _SIDE, outside every other line, it is a stamp in the margin.
+_ROTATED = 3.0
+_SIDE = 0.15
+# A running head is a short line.
+_HEAD_WORDS = 15
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _PAGE_NUMBER = re.compile(
@@ -42,6 +58,9 @@ class MarginKey(NamedTuple):
 
     band: str  # "top" or "bottom"; "picture"
     text: str  # digits as "#"; a picture's key
+    # The line's size, rounded: a running head that repeats the title (on every other page
+    # of an article) is set smaller than the title it repeats, which is no furniture.
+    size: int = 0
 
 
 # A line with its place on the page: (top, bottom, block index, line index, line); a plain
@@ -81,7 +100,9 @@ def furniture_among(
     return frozenset(
         key
         for key in keys
-        if counts[key] * total >= need * seen
+        if key.band == SIDE
+        or (key.band == SMALL_HEAD and total <= _SHORT)
+        or (key.band != SMALL_HEAD and counts[key] * total >= need * seen)
         or (key.band != PICTURE and _PAGE_NUMBER.match(key.text))
     )
 
@@ -97,8 +118,15 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
     """The page's candidates by key, with their (block, line) places: its margin lines, and
     its pictures that have a key (their line is -1)."""
     found: dict[MarginKey, list[tuple[int, int]]] = {}
+    body: float | None = None
     for band, bi, li, line in _margin_lines(page):
-        found.setdefault(MarginKey(band, _furniture_key(line_text(line))), []).append((bi, li))
+        key = _furniture_key(line_text(line))
+        size = line_size(line)
+        found.setdefault(MarginKey(band, key, round(size)), []).append((bi, li))
+        if band == "top" and len(line_text(line).split()) <= _HEAD_WORDS:
+            body = _body_size(page) if body is None else body
+            if size < 0.9 * body:
+                found.setdefault(MarginKey(SMALL_HEAD, key, round(size)), []).append((bi, li))
     for bi, block in enumerate(page["blocks"]):
         if "key" in block:
             found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))
@@ -106,31 +134,66 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
 
 
 def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
-    """(band, block index, line index, line) of the lines set off in the top/bottom margin."""
+    """(band, block index, line index, line) of the lines set off in the top/bottom margin,
+    and of the rotated lines in a side margin."""
     height = page["height"] or 1.0
+    width = page["width"] or 1.0
+    lines = [
+        (bi, li, line)
+        for bi, block in enumerate(page["blocks"])
+        if "lines" in block
+        for li, line in enumerate(block["lines"])
+    ]
+    upright = [item for item in lines if not _rotated(item[2])]
+    if upright:
+        left = min(line["bbox"][0] for _, _, line in upright)
+        right = max(line["bbox"][2] for _, _, line in upright)
+        for bi, li, line in lines:
+            x0, _, x1, _ = line["bbox"]
+            if _rotated(line) and (
+                (x1 <= left and x1 <= width * _SIDE) or (x0 >= right and x0 >= width * (1 - _SIDE))
+            ):
+                yield SIDE, bi, li, line
     placed = sorted(
-        (
-            (line["bbox"][1], line["bbox"][3], bi, li, line)
-            for bi, block in enumerate(page["blocks"])
-            if "lines" in block
-            for li, line in enumerate(block["lines"])
-        ),
+        ((line["bbox"][1], line["bbox"][3], bi, li, line) for bi, li, line in upright),
         key=lambda item: item[0],
     )
     if not placed:
         return
-    top = [item for item in placed if item[1] <= height * _MARGIN]
+    # The bands reach from the page's edge, or from its text's edge where its margins are wide.
+    top_edge = max(height * _MARGIN, placed[0][0] + height * _MARGIN / 2)
+    bottom_edge = min(
+        height * (1 - _MARGIN), max(item[1] for item in placed) - height * _MARGIN / 2
+    )
+    top = [item for item in placed if item[1] <= top_edge]
+    heads = 0
     if len(top) < len(placed):
         # The top margin's lines above the widest gap before the body.
-        cut = _widest_gap([*top, placed[len(top)]])
-        for _, _, bi, li, line in top[:cut]:
+        heads = _widest_gap([*top, placed[len(top)]])
+        for _, _, bi, li, line in top[:heads]:
             yield "top", bi, li, line
-    bottom = [item for item in placed if item[0] >= height * (1 - _MARGIN)]
+    bottom = [item for item in placed if item[0] >= bottom_edge]
     if len(bottom) < len(placed):
         first = len(placed) - len(bottom)
         cut = _widest_gap(placed[first - 1 :])
-        for _, _, bi, li, line in placed[first - 1 + cut :] if cut else ():
+        # On a page of a few lines the bands meet: a line is one band's candidate only.
+        for _, _, bi, li, line in placed[max(first - 1 + cut, heads) :] if cut else ():
             yield "bottom", bi, li, line
+
+
+def _rotated(line: Line) -> bool:
+    x0, y0, x1, y1 = line["bbox"]
+    return y1 - y0 > _ROTATED * max(x1 - x0, 1.0) and len(line_text(line).strip()) > 3
+
+
+def _body_size(page: Page) -> float:
+    """The size of most of the page's text."""
+    chars: Counter[float] = Counter()
+    for block in page["blocks"]:
+        if "lines" in block:
+            for line in block["lines"]:
+                chars[line_size(line)] += len(line_text(line))
+    return chars.most_common(1)[0][0]
 
 
 def _widest_gap(items: list[_Placed]) -> int:

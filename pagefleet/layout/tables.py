@@ -6,8 +6,16 @@ page's rules and characters, by :mod:`runner.converters.text_layer.tables`.
 
 from __future__ import annotations
 
+import re
+
 from pagefleet.layout.schema import Bbox
 
+# Two numbers this many font sizes apart (about two digits' width) are two cells.
+_NUMBER_GAP = 1.0
+_NUMBER_END = re.compile(r"[\d%]\s*$")
+_NUMBER_START = re.compile(r"\s*[\d($-]")
+# A line this many times taller than wide is set rotated.
+_ROTATED = 3.0
 # Cells whose x ranges come this close (points) share a column.
 _TOL = 2.0
 # A table needs this many rows in a row, and its cells this short on average (characters).
@@ -30,7 +38,16 @@ def find_unruled(
     cells, merged where they overlap, stay apart) and the cells are short: two columns of
     running text have long lines, a table has short cells.
     """
-    order = sorted(range(len(boxes)), key=lambda i: (boxes[i][1], boxes[i][0]))
+    # A line set rotated (a column's head turned upright) stands beside rows it is no cell
+    # of: its box, as tall as the whole head, would join them into one.
+    order = sorted(
+        (
+            i
+            for i in range(len(boxes))
+            if boxes[i][3] - boxes[i][1] <= _ROTATED * (boxes[i][2] - boxes[i][0])
+        ),
+        key=lambda i: (boxes[i][1], boxes[i][0]),
+    )
     rows: list[list[int]] = []
     bottom = -1e9
     for i in order:
@@ -44,7 +61,7 @@ def find_unruled(
     runs: list[list[list[int]]] = []
     for row in rows:
         row.sort(key=lambda i: boxes[i][0])
-        cells = _cells(row, boxes, sizes)
+        cells = _cells(row, boxes, texts, sizes)
         if len(cells) < 2:
             runs.append([])
             continue
@@ -70,6 +87,11 @@ def find_unruled(
                 table = _table(
                     [[i for i in row if i not in stray] for row in run], boxes, texts, sizes
                 )
+        if table is None and len(run) > _MIN_ROWS:
+            # A head whose labels each stand over a group of columns ("Redemption" over
+            # its handgun, long gun and other columns) fits no column: the table is the rows
+            # under it, the head stays text above them.
+            table = _table(run[1:], boxes, texts, sizes)
         if table is not None:
             tables.append(table)
     return tables
@@ -81,7 +103,7 @@ def _stray_lines(
     """The stray lines of ``run``: each a short one (a page number) in the first or last row,
     alone in the first or last column; empty unless every column that only one row fills is
     such a line."""
-    row_cells = [_cells(row, boxes, sizes) for row in run]
+    row_cells = [_cells(row, boxes, texts, sizes) for row in run]
     bands = _bands([cell for cells in row_cells for cell in cells], boxes)
     fillers: list[list[tuple[int, list[int]]]] = [[] for _ in bands]
     for k, cells in enumerate(row_cells):
@@ -107,21 +129,30 @@ def _stray_lines(
     return stray
 
 
-def _cells(row: list[int], boxes: list[Bbox], sizes: list[float]) -> list[list[int]]:
-    """The row's lines grouped into cells: lines closer than a clear gap are one cell."""
+def _cells(
+    row: list[int], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[list[int]]:
+    """The row's lines grouped into cells: lines closer than a clear gap are one cell. Two
+    numbers two digits' width apart are two cells already: numeric columns stand that close,
+    and the text layer cuts a line there (see runner.converters.text_layer.lines)."""
     cells: list[list[int]] = []
     for i in row:
-        if cells and boxes[i][0] - boxes[cells[-1][-1]][2] < 1.5 * max(sizes[i], 1.0):
-            cells[-1].append(i)
-        else:
-            cells.append([i])
+        if cells:
+            last = cells[-1][-1]
+            gap = boxes[i][0] - boxes[last][2]
+            size = max(sizes[i], 1.0)
+            numbers = _NUMBER_END.search(texts[last]) and _NUMBER_START.match(texts[i])
+            if gap < (_NUMBER_GAP if numbers else 1.5) * size:
+                cells[-1].append(i)
+                continue
+        cells.append([i])
     return cells
 
 
 def _table(
     run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> tuple[list[int], list[list[str]]] | None:
-    row_cells = [_cells(row, boxes, sizes) for row in run]
+    row_cells = [_cells(row, boxes, texts, sizes) for row in run]
     bands = _bands([cell for cells in row_cells for cell in cells], boxes)
     widest = max(len(cells) for cells in row_cells)
     if len(bands) < widest:
@@ -130,8 +161,11 @@ def _table(
         # into one. The columns are those of the rows with the most cells, when they are
         # three or more and most rows have them all; a wide line goes to the column where it
         # starts, or the nearest one.
-        full = [cells for cells in row_cells if len(cells) == widest]
-        if widest >= 3 and 3 * len(full) >= 2 * len(run):
+        # (The most cells that two thirds of the rows have: a total row may fill a column
+        # or two that the body leaves empty.)
+        common = sorted((len(cells) for cells in row_cells), reverse=True)[(2 * len(run) - 1) // 3]
+        full = [cells for cells in row_cells if len(cells) >= common]
+        if common >= 3 and 3 * len(full) >= 2 * len(run):
             bands = _bands([cell for cells in full for cell in cells], boxes)
     if len(bands) < 2:
         return None
@@ -150,9 +184,19 @@ def _table(
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL:
         return None
-    # Every column holds something in at least two rows: not one stray wide line.
-    if any(sum(1 for row in grid if row[k]) < 2 for k in range(len(bands))):
-        return None
+    # Every column holds something in at least two rows: not one stray wide line. A total
+    # row (or a head) may fill inner columns the body leaves empty: an inner column only the
+    # first or last row fills is the table's when that row fills more than half the columns
+    # (an outer one is a page number level with the row, see _stray_lines).
+    full_edges = [
+        row for row in (grid[0], grid[-1]) if 2 * sum(1 for cell in row if cell) > len(bands)
+    ]
+    for k in range(len(bands)):
+        inner = 0 < k < len(bands) - 1
+        if sum(1 for row in grid if row[k]) < 2 and not (
+            inner and any(row[k] for row in full_edges)
+        ):
+            return None
     return [i for row in run for i in row], grid
 
 

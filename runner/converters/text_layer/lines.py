@@ -13,11 +13,13 @@ from itertools import pairwise
 from statistics import median
 from typing import Any
 
+import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pdftext.pdf.chars import PageChars
 from pdftext.pdf.pages import assign_scripts, get_lines, get_spans
 from pdftext.postprocessing import postprocess_text
+from pdftext.schema import Bbox
 
 from pagefleet.layout.schema import Line, Span
 from runner.converters.text_layer.chars import (
@@ -46,6 +48,13 @@ _MONO_NAMES = re.compile(
 # A gap this many font sizes wide inside a pdftext line separates two cells or columns.
 _CELL_GAP = 2.0
 _LAYOUT_CHARS = frozenset(map(chr, LAYOUT_CODES.tolist()))
+_ENUMERATOR = re.compile(r"\d{1,3}[.)](?:\s|$)")
+# A gap this many digits wide between the end of a number and the start of another.
+_NUMBER_GAP = 2.0
+_NUMBER_END_CHARS = "0123456789%"
+_NUMBER_START_CHARS = "0123456789-($"
+_NUMBER_ENDS = np.array([ord(c) for c in _NUMBER_END_CHARS], dtype=np.uint32)
+_DIGITS = np.array([ord(c) for c in "0123456789"], dtype=np.uint32)
 
 
 def text_lines(
@@ -69,14 +78,94 @@ def text_lines(
     matrix = pdfium_c.FS_MATRIX()
     mono = _Monospaced(chars)
     lines: list[Line] = []
+    cuts = _wide_gaps(chars)
     for raw in raw_lines:
-        for pieces in _pieces(raw["spans"]):
+        spans = raw["spans"]
+        if cuts:
+            spans = [piece for span in spans for piece in _cut_span(span, chars, cuts)]
+        for pieces in _pieces(spans):
             line = _line(pieces, tp, matrix, mono)
             if line is not None:
-                if len(pieces) == len(raw["spans"]):
+                if len(pieces) == len(raw["spans"]) == len(spans):
                     line["bbox"] = _round_box(raw["bbox"].bbox)
                 lines.append(line)
     return lines, chars
+
+
+def _wide_gaps(chars: PageChars) -> list[int]:
+    """The pdfium indexes of the upright digits that start a number after a wide gap from
+    the letter or digit before them on the same line (spaces aside): a table row that the text
+    layer set as one run of text, "Assam 34.98 34.95", whose cells only the gap tells apart.
+    Between two numbers a gap of two digits' width is wide already: a table's numeric columns
+    stand that close ("47,824,589   9,967,837"), running text never spaces numbers so. Words
+    after a wide gap stay: a heading's number set apart from its title ("SECTION 2   DIESEL
+    ENGINES") or a footer's two ends are one line to the reader."""
+    ink = np.flatnonzero(~np.isin(chars.codes, LAYOUT_CODES) & (chars.rotations == 0))
+    if len(ink) < 2:
+        return []
+    boxes = chars.boxes[ink]
+    codes = chars.codes[ink]
+    before, after = boxes[:-1], boxes[1:]
+    height = np.maximum(before[:, 3] - before[:, 1], after[:, 3] - after[:, 1])
+    gap = after[:, 0] - before[:, 2]
+    # The box's height, not the font size, as in _pieces.
+    wide = gap > _CELL_GAP * np.maximum(0.8 * height, 1.0)
+    digit = (before[:, 2] - before[:, 0] + after[:, 2] - after[:, 0]) / 2
+    wide |= np.isin(codes[:-1], _NUMBER_ENDS) & (gap > _NUMBER_GAP * np.maximum(digit, 0.5))
+    wide &= np.isin(codes[1:], _DIGITS)
+    level = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < height
+    # After a word or a number only: a dot leader's value ("breastfed ....... 76.9") or an
+    # equation's number ("... = 0,    (1)") belongs to its line, which no table may take.
+    text = chars.text
+    found: list[int] = [
+        int(chars.char_indices[ink[j + 1]])
+        for j in np.flatnonzero(wide & level).tolist()
+        if text[ink[j]].isalnum() or text[ink[j]] == "%"
+    ]
+    return found
+
+
+def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[dict[str, Any]]:
+    """``span`` cut before each of its characters in ``cuts`` (see :func:`_wide_gaps`)."""
+    first, last = span["char_start_idx"], span["char_end_idx"]
+    at = bisect_left(cuts, first + 1)
+    if at == len(cuts) or cuts[at] > last:
+        return [span]
+    start = int(np.searchsorted(chars.char_indices, first))
+    text = span["text"]
+    if chars.text[start : start + len(text)] != text:
+        return [span]  # text that a link cut or changed: left as it is
+    indices = chars.char_indices[start : start + len(text)].tolist()
+    inside = set(cuts[at : bisect_left(cuts, last + 1)])
+    # (Not before an enumerator: "1. 49 in   2. 56 in" are choices in a row, not cells.)
+    bounds = [
+        0,
+        *(k for k, i in enumerate(indices) if i in inside and not _ENUMERATOR.match(text, k)),
+        len(text),
+    ]
+    if len(bounds) == 2:
+        return [span]
+    # Plain floats: numpy's are slow to round, and a layout box is rounded.
+    boxes = chars.boxes[start : start + len(text)].tolist()
+    pieces = []
+    for a, b in pairwise(bounds):
+        ink = [boxes[k] for k in range(a, b) if text[k] not in _LAYOUT_CHARS]
+        if not ink:
+            continue
+        piece = dict(span)
+        piece["text"] = text[a:b]
+        piece["bbox"] = Bbox(
+            [
+                min(box[0] for box in ink),
+                min(box[1] for box in ink),
+                max(box[2] for box in ink),
+                max(box[3] for box in ink),
+            ]
+        )
+        piece["char_start_idx"] = indices[a]
+        piece["char_end_idx"] = indices[b - 1]
+        pieces.append(piece)
+    return pieces
 
 
 def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -84,14 +173,21 @@ def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     a form's label and the label of the column beside it, are lines of their own."""
     out: list[list[dict[str, Any]]] = [[]]
     reach: float | None = None
+    last = ""
     for span in spans:
         x0, y0, x1, y1 = span["bbox"].bbox
-        if span["text"].strip():
+        text = span["text"].strip()
+        if text:
             # The box's height, not the font size: many producers set size 1 and scale.
             size = 0.8 * (y1 - y0)
-            if reach is not None and x0 - reach > _CELL_GAP * max(size, 1.0):
+            wide = _CELL_GAP * max(size, 1.0)
+            if last and last[-1] in _NUMBER_END_CHARS and text[0] in _NUMBER_START_CHARS:
+                # Between two numbers, two characters' width (see _wide_gaps).
+                wide = min(wide, _NUMBER_GAP * max((x1 - x0) / len(text), 0.5))
+            if reach is not None and x0 - reach > wide:
                 out.append([])
             reach = x1 if reach is None else max(reach, x1)
+            last = text
         out[-1].append(span)
     return out
 

@@ -1,0 +1,141 @@
+"""The facts suite of scripts/quality: its checker on Markdown written here, its facts files,
+and the generated documents' facts on the text-layer converter's output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.quality import working_set
+from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
+from runner.converters.text_layer import convert_document
+from tests import facts_pdfs, layout_pdfs
+
+SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
+
+MARKDOWN = """# Annual Survey
+
+Rivers carry sedi-
+ment from the mountains to the sea.
+
+12
+
+## Results
+
+| Station | Flow | Silt |
+| --- | --- | --- |
+| | m3/s | mg/l |
+| Aswan | 2830 | 41 |
+| Cairo | 2,610 | 57 |
+
+<table><tr><th colspan="2">Depth</th></tr><tr><td>Rosetta</td><td>4.9</td></tr></table>
+"""
+
+
+def _passes(line: str) -> bool:
+    facts = parse_facts("doc.pdf\t" + line)
+    return not FactsScore.of(facts, MARKDOWN).failed
+
+
+def test_present_allows_a_few_words_lost() -> None:
+    assert _passes("present\tRivers carry sediment from the mountains to the sea.")
+    # One word in ten changed passes at the default ratio; stricter, it does not.
+    assert _passes("present\tRivers carry gravel from the mountains to the sea 12 Results")
+    assert not _passes("present\tRivers carry gravel from the mountains to the sea 12 Results\t1")
+    assert not _passes("present\tLakes hold water from the hills")
+
+
+def test_absent_counts_runs_and_lines() -> None:
+    assert _passes("absent\tAnnual Survey\t1")
+    assert not _passes("absent\tAnnual Survey")
+    assert not _passes("absent_line\t12")
+    # A line of its own only: the same number inside a paragraph or a table is no page number.
+    assert _passes("absent_line\t41")
+    assert _passes("absent_line\tAnnual")
+
+
+def test_order_and_headings() -> None:
+    assert _passes("order\tAnnual Survey\tResults")
+    assert not _passes("order\tResults\tRivers carry sediment from the mountains")
+    assert not _passes("order\tAnnual Survey\tnowhere to be found")
+    assert _passes("heading\tResults")
+    assert not _passes("heading\tRivers carry")
+
+
+def test_cells_under_their_header_beside_their_row() -> None:
+    assert _passes("cell\t2830\tFlow\tAswan")
+    # A header row below the first (units) is a cell above it too.
+    assert _passes("cell\t2,610\tm3/s\tCairo")
+    assert _passes("cell\t57\tSilt")
+    assert not _passes("cell\t57\tFlow")
+    assert not _passes("cell\t2830\tFlow\tCairo")
+    assert not _passes("cell\t283\tFlow")  # a cell's words are all of the value's
+    # HTML tables, a cell spanning columns heading each of them.
+    assert _passes("cell\t4.9\tDepth\tRosetta")
+
+
+def test_malformed_facts_are_refused() -> None:
+    for line in (
+        "doc.pdf\tnearby\tx",
+        "doc.pdf\torder\tonly one",
+        "doc.pdf\tpresent\t...",
+        "doc.pdf\tpresent\tsome words\t1.5",
+        "doc.pdf\tabsent\tsome words\tmany",
+    ):
+        with pytest.raises(FactsError):
+            parse_facts(line)
+
+
+def test_facts_files_parse_and_cover_the_shared_corpus() -> None:
+    facts = load_facts(FACTS_DIR)
+    assert sum(map(len, facts.values())) > 100
+    if not SHARED_REAL.is_dir():
+        pytest.skip(f"{SHARED_REAL} is absent: the shared corpus is not on this machine")
+    missing = [p.name for p in SHARED_REAL.glob("*.pdf") if len(facts.get(p.name, ())) < 3]
+    assert not missing
+
+
+GENERATED: list[Callable[[Path], Path]] = [
+    layout_pdfs.long_report,
+    layout_pdfs.two_columns,
+    layout_pdfs.ruled_table,
+    layout_pdfs.unruled_table,
+    # Furniture that one or two pages cannot show by repetition: a running head below the
+    # fixed top band, in a smaller font; a page number just under the body, far above the
+    # bottom band; a rotated stamp in the left margin.
+    facts_pdfs.short_bulletin,
+    facts_pdfs.two_page_bulletin,
+    # A statement whose numeric columns stand closer than the gap that parts cells of text.
+    facts_pdfs.numeric_statement,
+    # A table beside a label set upright, whose tall box joined every row into one.
+    facts_pdfs.table_beside_upright_label,
+    # A total row that fills a column the body leaves empty.
+    facts_pdfs.total_row_statement,
+    # A running head repeating the title, which stays a heading; choices set wide apart.
+    facts_pdfs.article_with_title_head,
+]
+
+
+@pytest.mark.parametrize("generate", GENERATED, ids=lambda g: g.__name__)
+def test_generated_documents_hold_their_facts(
+    tmp_path: Path, generate: Callable[[Path], Path]
+) -> None:
+    pdf = generate(tmp_path)
+    facts = load_facts(FACTS_DIR)[pdf.name]
+    score = FactsScore.of(facts, convert_document(pdf, ocr="off"))
+    assert not score.failed, [str(f) for f in score.failed]
+
+
+def test_working_set_is_listed_with_facts_and_apart_from_the_shared_corpus() -> None:
+    listed = working_set.entries()
+    facts = load_facts(FACTS_DIR)
+    assert len(listed) >= 30
+    assert all(len(facts.get(e.name, ())) >= 3 for e in listed)
+    assert all(len(e.sha256) == 64 and len(e.commit) == 40 for e in listed)
+    manifest = SHARED_REAL.parent / "MANIFEST.tsv"
+    if not manifest.is_file():
+        pytest.skip(f"{manifest} is absent: the shared corpus is not on this machine")
+    shared_repos = {line.split("\t")[4] for line in manifest.read_text().splitlines()[1:]}
+    assert not shared_repos & {e.repo for e in listed}
