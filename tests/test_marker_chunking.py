@@ -278,7 +278,7 @@ settings = load_settings(**json.loads(sys.argv[2]))
 config = {**marker_config(settings), "paginate_output": False}
 rendered = PdfConverter(artifact_dict=create_model_dict(), config=config)(sys.argv[1])
 renames = {name: asset_name(name, 1) for name in rendered.images}
-sys.stdout.write(relink(rendered.markdown, renames, 1) + "\\n")
+sys.stdout.write(relink(rendered.markdown, renames) + "\\n")
 """
 
 
@@ -311,11 +311,12 @@ async def chunked_markdown(pdf: Path, settings: Any, pages_per_chunk: int, work:
     from pagefleet.pdf import cut_chunk
     from runner.conversion import ConversionProcess
 
-    specs = [
-        ChunkSpec(index=i, first_page=first, last_page=min(first + pages_per_chunk - 1, PAGES))
-        for i, first in enumerate(range(1, PAGES + 1, pages_per_chunk))
-    ]
     doc = pdfium.PdfDocument(str(pdf))
+    count = len(doc)  # more than PAGES: paragraphs run on to pages of their own
+    specs = [
+        ChunkSpec(index=i, first_page=first, last_page=min(first + pages_per_chunk - 1, count))
+        for i, first in enumerate(range(1, count + 1, pages_per_chunk))
+    ]
     landed = []
     assets = work / "assets"
     assets.mkdir(parents=True, exist_ok=True)
@@ -345,7 +346,7 @@ async def chunked_markdown(pdf: Path, settings: Any, pages_per_chunk: int, work:
         job_id="j",
         rel="doc",
         source=Source(bucket="b", key="inbox/doc.pdf", etag="e"),
-        pages=PAGES,
+        pages=count,
         chunks=specs,
         created_at=0.0,
         split_s=0.0,
