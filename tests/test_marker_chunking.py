@@ -365,7 +365,7 @@ async def test_marker_in_chunks_gives_marker_s_whole_document_markdown(
     values = _settings(marker_env["vlm"].url)
     started = time.monotonic()
     whole = whole_markdown(pdf, values)
-    print(f"whole: {PAGES} pages in {time.monotonic() - started:.1f} s, process start included")
+    print(f"whole ({PAGES} sections): {time.monotonic() - started:.1f} s, process start included")
     (tmp_path / "whole.md").write_text(whole)
     # The document holds what the property is about, as marker renders it whole.
     headings = [line for line in whole.splitlines() if line.startswith("#")]
