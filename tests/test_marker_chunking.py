@@ -197,9 +197,10 @@ def marker_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
 
 
 def generated_document(path: Path) -> Path:
-    """18 pages: a blue heading of one of four sizes atop each page (so a chunk of 3 sees too
-    few to rank, the document enough), paragraphs that run from page 3 to 4 and from 16 to 17
-    (chunk boundaries), a purple table from page 6 to 7, green footnotes, red pictures."""
+    """18 sections, each from the top of a page: a blue heading of one of four sizes (a chunk of
+    3 pages sees too few headers to rank, the document enough), two long paragraphs that run on
+    to the next page (sections 3 and 14: across the chunk boundaries at pages 3/4 and 16/17), a
+    purple table that runs on to the next page, green footnotes, red pictures (21 pages)."""
     from fpdf import FPDF
     from PIL import Image
 
@@ -232,7 +233,7 @@ def generated_document(path: Path) -> Path:
         if number in (2, 11):
             pdf.image(str(picture), x=30, w=80)
             pdf.ln(6)
-        if number in (3, 16):  # a paragraph long enough to run onto the next page
+        if number in (3, 14):  # a paragraph long enough to run onto the next page
             pdf.set_y(200)
             pdf.multi_cell(w=0, h=7, text=prose(220))
             continue
@@ -247,7 +248,7 @@ def generated_document(path: Path) -> Path:
                         cells.cell(f"r{row} c{col}" if row else f"Head {col}")
             pdf.set_text_color(0, 0, 0)
             continue
-        if number in (5, 9, 14):
+        if number in (5, 9, 12):
             pdf.set_y(262)
             pdf.set_text_color(*marker_stubs.FOOTNOTE_INK)
             pdf.set_font("helvetica", size=8)
