@@ -51,12 +51,17 @@ vllm-image: terraform-init
 #                         versions and timings under $(MARKER_RESULTS), which is committed (the
 #                         install alone takes longer than `make test` may, the contract test
 #                         about ten minutes on 2 busy cores)
+#   make marker-chunking  tests/test_marker_chunking.py there: a generated document converted
+#                         by the real marker whole and in chunks of 1, 3 and 16 pages gives
+#                         the same Markdown; output under $(MARKER_CHUNKING_RESULTS), committed
 PYTHON ?= python3
 MARKER_VENV ?= .venv-marker
 MARKER_RESULTS ?= bench/results/$(shell date +%F)-marker-contract
 MARKER_PYTEST = $(MARKER_VENV)/bin/python -m pytest --noconftest -p no:cacheprovider -v -s
 
-.PHONY: marker-venv runner-lock marker-contract vllm-user-replay
+MARKER_CHUNKING_RESULTS ?= bench/results/$(shell date +%F)-marker-chunks
+
+.PHONY: marker-venv runner-lock marker-contract marker-chunking vllm-user-replay
 
 # The real vLLM of VLLM_IMAGE imported as the sidecar's uid (no passwd entry) and environment:
 # docker/replay-sidecar-user.sh. As root; the venv (vLLM, CUDA torch: several GB) is built with
@@ -102,6 +107,17 @@ marker-contract: marker-venv
 		|| status=1; cat $(MARKER_RESULTS)/contract.txt; \
 		$(MARKER_PYTEST) tests/test_gpu_smoke.py >$(MARKER_RESULTS)/gpu_smoke.txt 2>&1 \
 		|| status=1; cat $(MARKER_RESULTS)/gpu_smoke.txt; exit $$status
+
+marker-chunking: marker-venv
+	mkdir -p $(MARKER_CHUNKING_RESULTS)
+	start=$$(date +%s); \
+		$(MARKER_PYTEST) --durations=0 --basetemp=$(MARKER_CHUNKING_RESULTS)/tmp \
+		tests/test_marker_chunking.py >$(MARKER_CHUNKING_RESULTS)/chunking.txt 2>&1; \
+		status=$$?; echo "make marker-chunking: $$(( $$(date +%s) - start )) s" \
+		>>$(MARKER_CHUNKING_RESULTS)/chunking.txt; \
+		find $(MARKER_CHUNKING_RESULTS)/tmp -name '*.md' -exec cp {} $(MARKER_CHUNKING_RESULTS)/ \; ; \
+		rm -rf $(MARKER_CHUNKING_RESULTS)/tmp; \
+		cat $(MARKER_CHUNKING_RESULTS)/chunking.txt; exit $$status
 
 # --- scripts/gpu-smoke's wheels, for a GPU machine without network (mps/README.md) ---
 #

@@ -5,10 +5,11 @@ the order one PDF meets them: ``keys`` (the bucket's layout), ``events`` (S3 not
 ``pdf`` and ``costs`` (checks and page costs), ``planning`` and ``splitting`` (page ranges, chunk
 PDFs, the manifest), ``conversions`` (how often a chunk was converted), ``chunk_results`` (a
 chunk's converted or failed result), ``completion``, ``assembly`` and ``layout`` (the document in
-page order), ``outbox`` (the final writes), ``job_events`` (the job's end, announced). Around
-them: ``settings``, ``models``, ``errors``, ``stack``, ``scaling``, the S3/SQS access in ``aws``,
-``storage`` and ``queues``, the operator side in ``submission``, ``status`` and ``redrive``, and
-``preflight`` (what a deploy needs of an AWS account).
+page order; ``marker_assembly`` and ``marker_headings`` for marker's chunks), ``outbox`` (the
+final writes), ``job_events`` (the job's end, announced). Around them: ``settings``, ``models``,
+``errors``, ``stack``, ``scaling``, the S3/SQS access in ``aws``, ``storage`` and ``queues``, the
+operator side in ``submission``, ``status`` and ``redrive``, and ``preflight`` (what a deploy
+needs of an AWS account).
 """
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "job_events",
     "keys",
     "layout",
+    "marker_assembly",
+    "marker_headings",
     "models",
     "outbox",
     "pdf",

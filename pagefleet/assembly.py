@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import pydantic_core
 
-from pagefleet import keys
+from pagefleet import keys, marker_assembly
 from pagefleet.errors import ErrorCode
 from pagefleet.layout import ChunkLayout, render_chunks, write_chunks
 from pagefleet.layout.schema import OutlineEntry, Page
@@ -98,6 +98,8 @@ def _render(run: Sequence[LandedChunk], outline: list[dict[str, Any]]) -> str:
     layouts = [c.layout(outline) for c in run]
     if all(layout is not None for layout in layouts):
         return render_chunks([layout for layout in layouts if layout is not None])
+    if all(p.get("structure") is not None for c in run for p in c.pages):
+        return marker_assembly.render([c.pages for c in run])
     pages = [page for c in run for page in c.pages]
     return "\n\n".join((p.get("markdown") or "").strip() for p in pages).strip() + "\n"
 

@@ -145,11 +145,13 @@ class ChunkMessage(_Model):
 
 
 class PageContent(_Model):
-    """One converted page: final Markdown (marker) or a layout rendered at assembly."""
+    """One converted page: a layout rendered at assembly (the text layer), or Markdown and the
+    structure that assembly makes marker's document-wide decisions again on (marker)."""
 
     number: int
     markdown: str | None = None
     layout: dict[str, Any] | None = None
+    structure: dict[str, Any] | None = None
     ocr: bool = False
 
 

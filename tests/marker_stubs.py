@@ -241,3 +241,68 @@ def vlm_server() -> StubServer:
     server = StubServer(VLM_MODEL)
     server.route("POST", "/v1/chat/completions", completions)
     return server
+
+
+# --- a layout model that tells block types apart, for tests/test_marker_chunking.py ---
+# Its "model" reads a block's type off the colour of its ink, which the generated documents
+# choose: blue headings, green footnotes, purple tables; the rest is text, the red area an
+# image. Like page_blocks, it answers the same for the same page image, whichever chunk the
+# page is in. The labels are the model's raw ones (surya.layout.label.LAYOUT_PRED_RELABEL).
+HEADING_INK = (0, 0, 160)
+FOOTNOTE_INK = (0, 110, 0)
+TABLE_INK = (120, 0, 120)
+
+
+def typed_page_blocks(image: Any) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """page_blocks, a text block relabelled by its ink's colour (INK_LABELS)."""
+    import numpy as np
+
+    pixels = np.asarray(image.convert("RGB")).astype(int)
+    typed = []
+    for raw, (x0, y0, x1, y1) in page_blocks(image):
+        if raw == "Text":
+            area = pixels[y0:y1, x0:x1].reshape(-1, 3)
+            ink = area[area.sum(axis=1) < 450]
+            r, g, b = ink.mean(axis=0) if len(ink) else (0, 0, 0)
+            if b > r + 60 and b > g + 60:
+                raw = "Section-Header"
+            elif g > r + 40 and g > b + 40:
+                raw = "Footnote"
+            elif r > g + 40 and b > g + 40:
+                raw = "Table"
+        typed.append((raw, (x0, y0, x1, y1)))
+    return typed
+
+
+def typed_layout_server(model_name: str) -> StubServer:
+    """layout_server, with typed_page_blocks for its boxes."""
+
+    def infer(body: dict[str, Any]) -> dict[str, Any]:
+        from surya.layout.label import LAYOUT_PRED_RELABEL
+
+        results = []
+        for item in body["items"]:
+            image = _decode_image(item)
+            boxes = [
+                {
+                    "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]],
+                    "label": LAYOUT_PRED_RELABEL.get(raw, raw),
+                    "raw_label": raw,
+                    "position": position,
+                    "confidence": 0.99,
+                    "count": 0,
+                }
+                for position, (raw, (x0, y0, x1, y1)) in enumerate(typed_page_blocks(image))
+            ]
+            results.append(
+                {
+                    "bboxes": boxes,
+                    "image_bbox": [0.0, 0.0, image.width, image.height],
+                    "error": False,
+                }
+            )
+        return {"results": results}
+
+    server = StubServer(model_name)
+    server.route("POST", "/v1/infer", infer)
+    return server

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -263,14 +263,21 @@ class _FakePdfConverter:
 
     warnings: tuple[str, ...] = ()
 
+    renderer = "MarkdownRenderer"
+
     def __init__(self, artifact_dict: dict[str, object], config: dict[str, object]) -> None:
         self.config = config
 
-    def __call__(self, path: str) -> _Rendered:
+    def build_document(self, path: str) -> types.SimpleNamespace:
+        """Three pages with no blocks: marker's Document, as page_structure reads it."""
         logger = logging.getLogger("marker")
         for message in self.warnings:
             logger.warning(message)
-        return _Rendered(3)
+        pages = [types.SimpleNamespace(page_id=i, children=[], structure=[]) for i in range(3)]
+        return types.SimpleNamespace(pages=pages)
+
+    def resolve_dependencies(self, renderer: str) -> Callable[[object], _Rendered]:
+        return lambda document: _Rendered(3)
 
 
 @pytest.fixture

@@ -16,6 +16,10 @@ lost text fails (``inference_failed``) and is retried instead of being recorded 
 
 The servers surya spawns for marker are started, checked and their logs forwarded by
 :mod:`runner.converters.marker_servers` when the converter is built.
+
+Beside each page's Markdown a chunk returns the page's structure (:func:`page_structure`): the
+inputs of the decisions marker makes over a whole document, which a chunk sees only a part of.
+Assembly (:mod:`pagefleet.marker_assembly`) makes them again, once, for the whole document.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import logging
+import math
 import os
 import re
 import time
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pagefleet.errors import ErrorCode, PagefleetError
+from pagefleet.marker_assembly import ends_hyphenated
 from pagefleet.models import PageContent
 from runner.converters import unavailable
 from runner.converters.base import ASSET_LINK_PREFIX
@@ -51,6 +57,13 @@ if TYPE_CHECKING:
 PAGE_MARKER = re.compile(r"^\{(\d+)\}-{48}$", re.MULTILINE)
 # marker names images after their block id: "/page/3/Picture/7" -> "_page_3_Picture_7.jpeg".
 IMAGE_NAME = re.compile(r"^_page_(\d+)_(\w+)_(\d+)\.(\w+)$")
+# An internal link's target and its anchor, named after the 0-based page of the file by pdftext
+# (pdftext/schema.py:229-235, Reference.ref and .url), rendered by marker as <span id="..."> and
+# a link to "#..." (marker/renderers/markdown.py:228-237).
+REF_ANCHOR = re.compile(r'(?<=<span id=")page-(\d+)-(\d+)(?=")|(?<=\]\(#)page-(\d+)-(\d+)(?=\))')
+# The block types marker's TextProcessor and ListProcessor pass over when they look for the
+# block after a paragraph or a list (marker/processors/text.py:18, list.py:9-12).
+PASSED_OVER = ("PageHeader", "PageFooter")
 HEALTH_POLL_S = 0.5
 
 # marker 2.0.0's warnings for a model result that came back with surya 0.22.1's error flag, the
@@ -163,11 +176,98 @@ def asset_name(marker_name: str, first_page: int) -> str:
     return f"page-{page:05d}-{block_type.lower()}-{block_id}.{extension.lower()}"
 
 
-def relink(markdown: str, renames: dict[str, str]) -> str:
-    """Point marker's image links at the renamed assets."""
+def relink(markdown: str, renames: dict[str, str], first_page: int = 1) -> str:
+    """Point marker's image links at the renamed assets, and its internal links and their
+    anchors at the document's 0-based page instead of the chunk's."""
     for old, new in renames.items():
         markdown = markdown.replace(f"]({old})", f"]({ASSET_LINK_PREFIX}{new})")
-    return markdown
+
+    def document_ref(match: re.Match[str]) -> str:
+        page, index = (g for g in match.groups() if g is not None)
+        return f"page-{int(page) + first_page - 1}-{index}"
+
+    return REF_ANCHOR.sub(document_ref, markdown)
+
+
+def page_structure(document: Any, page: Any) -> dict[str, Any]:
+    """What assembly needs of one page of marker's document tree to decide, for the whole
+    document, what marker decides over all its pages (:mod:`pagefleet.marker_assembly`).
+
+    - ``headings``: every section header the text layer gave (not OCR's HTML, whose level is
+      the model's), in ``page.children`` order, with its line height: the input of marker's
+      heading ranking (marker/processors/sectionheader.py:42-62);
+    - ``heading_lines``: the headers the Markdown shows, in reading order, with the level they
+      were rendered at in this chunk (``fixed``: OCR's level, which stays);
+    - ``first``/``last``: the page's first and last block as marker's TextProcessor and
+      ListProcessor see a paragraph's or list's next block across a page break
+      (marker/processors/text.py:27-100, list.py:125-150), with what those rules read of it.
+    """
+    headings = [
+        {
+            "id": block.block_id,
+            "height": float(block.line_height(document)) if block.structure else 0.0,
+        }
+        for block in page.children or []
+        if block.block_type.name == "SectionHeader" and not block.html
+    ]
+    heading_lines = [
+        {"id": block.block_id, "level": block.heading_level or 2, "fixed": bool(block.html)}
+        for block in _reading_order(page, page.structure)
+        if block.block_type.name == "SectionHeader" and not block.ignore_for_output
+    ]
+    top = [page.get_block(i) for i in page.structure or [] if i.block_type.name not in PASSED_OVER]
+    structure: dict[str, Any] = {"headings": headings, "heading_lines": heading_lines}
+    if top:
+        structure["first"] = _next_block_facts(document, page, top[0])
+        structure["last"] = _previous_block_facts(document, top[-1])
+    return structure
+
+
+def _reading_order(page: Any, block_ids: list[Any] | None) -> Iterator[Any]:
+    """The blocks under ``block_ids`` in the order marker renders them (depth first)."""
+    for block_id in block_ids or []:
+        block = page.get_block(block_id)
+        yield block
+        yield from _reading_order(page, block.structure)
+
+
+def _next_block_facts(document: Any, page: Any, block: Any) -> dict[str, Any]:
+    """What TextProcessor and ListProcessor read of the block after a page break
+    (marker/processors/text.py:39-44, 62-80; list.py:131-148)."""
+    lines = block.structure_blocks(document)
+    indented = True
+    if lines:
+        min_x = math.ceil(min(line.polygon.x_start for line in lines))
+        indented = bool(lines[0].polygon.x_start > min_x)
+    return {
+        "type": block.block_type.name,
+        "structure": block.structure is not None,
+        "ignored": bool(block.ignore_for_output),
+        "starts_indented": indented,
+        "first_quadrant": bool(
+            block.polygon.x_start < page.polygon.width // 2
+            and block.polygon.y_start < page.polygon.height // 2
+        ),
+    }
+
+
+def _previous_block_facts(document: Any, block: Any) -> dict[str, Any]:
+    """What TextProcessor reads of a paragraph before a page break
+    (marker/processors/text.py:29-34, 82-93)."""
+    lines = [line for line in block.structure_blocks(document) if line.polygon.width > 1]
+    full_width = hyphenated = False
+    if lines:
+        max_x = math.floor(max(line.polygon.x_end for line in lines))
+        full_width = bool(lines[-1].polygon.x_end >= max_x)
+        hyphenated = ends_hyphenated(lines[-1].raw_text(document).strip())
+    return {
+        "type": block.block_type.name,
+        "continued": bool(getattr(block, "has_continuation", False)),
+        "lines": len(block.structure or []),
+        "ignored": bool(block.ignore_for_output),
+        "full_width": full_width,
+        "hyphenated": hyphenated,
+    }
 
 
 class InferenceFailures(logging.Handler):
@@ -255,9 +355,12 @@ class MarkerConverter:
 
     def convert(self, pdf_path: Path, first_page: int, assets_dir: Path) -> list[PageContent]:
         with watch_inference(first_page) as failures:
-            rendered = self._converter(str(pdf_path))
+            # PdfConverter.__call__ (marker/converters/pdf.py:225-231), keeping the document.
+            document = self._converter.build_document(str(pdf_path))
+            rendered = self._converter.resolve_dependencies(self._converter.renderer)(document)
         if (error := failures.error()) is not None:
             raise error
+        structures = {page.page_id: page_structure(document, page) for page in document.pages}
         page_stats = rendered.metadata["page_stats"]
         renames = {}
         for marker_name, image in rendered.images.items():
@@ -267,11 +370,12 @@ class MarkerConverter:
                 image = image.convert("RGB")
             image.save(assets_dir / name, format=self._image_format)
             renames[marker_name] = name
-        texts = split_pages(relink(rendered.markdown, renames), len(page_stats))
+        texts = split_pages(relink(rendered.markdown, renames, first_page), len(page_stats))
         return [
             PageContent(
                 number=first_page + stats["page_id"],
                 markdown=texts[stats["page_id"]],
+                structure=structures[stats["page_id"]],
                 ocr=stats["text_extraction_method"] == "surya",
             )
             for stats in page_stats
