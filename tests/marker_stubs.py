@@ -275,7 +275,10 @@ def typed_page_blocks(image: Any) -> list[tuple[str, tuple[int, int, int, int]]]
 
 
 def typed_layout_server(model_name: str) -> StubServer:
-    """layout_server, with typed_page_blocks for its boxes."""
+    """surya's fast-layout batch server, attached by URL rather than spawned: pages in,
+    rf-detr-style boxes out (typed_page_blocks), the same boxes for the same page image. The
+    chunking property needs a layout that finds headings, tables and footnotes; the stand-in
+    weights surya spawns in the contract test find no boxes."""
 
     def infer(body: dict[str, Any]) -> dict[str, Any]:
         from surya.layout.label import LAYOUT_PRED_RELABEL
@@ -302,6 +305,18 @@ def typed_layout_server(model_name: str) -> StubServer:
                 }
             )
         return {"results": results}
+
+    server = StubServer(model_name)
+    server.route("POST", "/v1/infer", infer)
+    return server
+
+
+def ocr_error_server(model_name: str) -> StubServer:
+    """surya's OCR-error batch server, attached by URL beside typed_layout_server: every text
+    is "good", so marker keeps the text layer it read."""
+
+    def infer(body: dict[str, Any]) -> dict[str, Any]:
+        return {"results": [{"label": "good", "score": 0.01} for _ in body["items"]]}
 
     server = StubServer(model_name)
     server.route("POST", "/v1/infer", infer)
