@@ -698,10 +698,14 @@ def worker(
 
 
 def marker_child() -> dict[str, Any]:
-    """Build MarkerConverter (OCR off: no server is needed to build it) and say what it sees."""
+    """Build MarkerConverter (OCR off: no server is needed to build it) and say what it sees;
+    skipped where torch sees no CUDA (marker's CPU venv), as building it there spawns the layout
+    server on the CPU, which says nothing about this machine's GPU."""
     started = time.monotonic()
     import torch
 
+    if not torch.cuda.is_available():
+        return {"status": "skip", "detail": f"torch {torch.__version__} sees no CUDA device"}
     from runner.converters.marker import MarkerConverter
 
     settings = load_settings(converter="marker", marker_disable_ocr=True)

@@ -273,7 +273,8 @@ def test_a_full_run_against_the_stand_ins(stand_ins: dict[str, str], tmp_path: P
     ]
     assert {step: row["status"] for step, row in steps.items()} == {
         **dict.fromkeys(steps, "ok"),
-        "MarkerConverter on CUDA": "skip",  # no marker-pdf here, nor on the lent GPU machine
+        # No marker-pdf here, nor on the lent GPU machine; in marker's venv, no CUDA for torch.
+        "MarkerConverter on CUDA": "skip",
     }
     assert steps["environment"]["data"]["carried"] == {"smoke-probe": "1.0"}
     assert steps["inventory"]["detail"].startswith("driver 580.95.05, CUDA 13.0; 0: NVIDIA H200")
