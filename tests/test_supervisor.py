@@ -241,7 +241,7 @@ SIZING_TABLE = [
     ({"marker_vllm_gpu_type": "l4"}, Host(8, 30000, 2), 2, "cpu", 24, 48, 2),  # g6.2xlarge
     ({"marker_vllm_gpu_type": "l4"}, Host(16, 60000, 2), 6, "cpu", 8, 48, 2),  # g6.4xlarge
     ({"marker_vllm_gpu_type": "l4"}, Host(32, 120000, 2), 8, "cap", 6, 48, 2),  # g6.8xlarge
-    ({"marker_vllm_gpu_type": "a10"}, Host(16, 6000, 2), 2, "memory", 24, 48, 4),  # tight memory
+    ({"marker_vllm_gpu_type": "a10"}, Host(16, 7000, 2), 2, "memory", 24, 48, 4),  # tight memory
     ({"marker_vllm_gpu_type": "h100"}, Host(8, 60000), 6, "cpu", 26, 156, 2),  # no SMT: 8 cores
     ({"marker_vllm_gpu_type": "h200"}, Host(2, 8000), 1, "cpu", 276, 276, 2),  # 2 cores: 1 worker
     ({}, Host(4, 14336, 2), 1, "cpu", 48, 48, 2),  # no GPU type: surya's 4090 profile
