@@ -452,17 +452,27 @@ FAKE_MARKER = {
 
 
 class FakePdfConverter:
-    """marker's PdfConverter: one OCR-error request per chunk (marker/builders/line.py:249-263),
-    then one page of Markdown."""
+    """marker's PdfConverter, called as MarkerConverter calls it (build_document, then its
+    renderer): one OCR-error request per chunk as the document is built
+    (marker/builders/line.py:249-263), then one page of Markdown."""
+
+    renderer = "MarkdownRenderer"
 
     def __init__(self, artifact_dict: dict[str, Any], config: dict[str, Any]) -> None:
         self.ocr_error = artifact_dict[OCR_ERROR.model]
 
-    def __call__(self, path: str) -> Any:
+    def build_document(self, path: str) -> Any:
         import types
 
         self.ocr_error(["the page's text layer"])
         return types.SimpleNamespace(
+            pages=[types.SimpleNamespace(page_id=0, children=[], structure=[])]
+        )
+
+    def resolve_dependencies(self, renderer: str) -> Any:
+        import types
+
+        return lambda document: types.SimpleNamespace(
             markdown="{0}" + "-" * 48 + "\n\nconverted\n",
             images={},
             metadata={"page_stats": [{"page_id": 0, "text_extraction_method": "pdftext"}]},
@@ -498,7 +508,8 @@ def test_a_chunk_that_timed_out_on_a_hung_server_is_converted_again(
 
     with caplog.at_level(logging.WARNING, logger="pagefleet.conversion"):
         pages = json.loads(asyncio.run(convert()))
-    assert pages == [{"number": 7, "markdown": "converted", "ocr": False}]
+    structure = {"headings": [], "heading_lines": []}  # a page without blocks
+    assert pages == [{"number": 7, "markdown": "converted", "structure": structure, "ocr": False}]
     assert process.server_restarts == {"ocr_error": 1}
     assert "model servers found hung and restarted: ocr_error" in caplog.text
     assert "converting it again" in caplog.text
