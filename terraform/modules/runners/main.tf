@@ -18,6 +18,17 @@ locals {
   # The CPU task's size and W, derived in cpu_task.json's comment from the text-layer
   # converter's measured costs; the root and the fleet simulator read the same file.
   cpu_task = jsondecode(file("${path.module}/cpu_task.json"))
+  # Each container's logs in the module's group, a stream prefix per container.
+  log_configuration = {
+    for prefix in [local.vllm_name, local.container_name] : prefix => {
+      logDriver = "awslogs"
+      options = {
+        awslogs-group         = one(aws_cloudwatch_log_group.this[*].name)
+        awslogs-region        = local.region
+        awslogs-stream-prefix = prefix
+      }
+    }
+  }
 
   mps_dir        = coalesce(var.mps_dir, "${path.module}/../../../mps")
   mps_scripts    = ["common.sh", "start_mps.sh", "stop_mps.sh", "check_mps.sh"]
@@ -732,14 +743,7 @@ resource "aws_ecs_task_definition" "this" {
         initProcessEnabled = true
       }
 
-      logConfiguration = {
-        logDriver = "awslogs"
-        options = {
-          awslogs-group         = aws_cloudwatch_log_group.this[0].name
-          awslogs-region        = local.region
-          awslogs-stream-prefix = local.vllm_name
-        }
-      }
+      logConfiguration = local.log_configuration[local.vllm_name]
     },
     {
       name              = local.container_name
@@ -768,14 +772,7 @@ resource "aws_ecs_task_definition" "this" {
         initProcessEnabled = true
       }
 
-      logConfiguration = {
-        logDriver = "awslogs"
-        options = {
-          awslogs-group         = aws_cloudwatch_log_group.this[0].name
-          awslogs-region        = local.region
-          awslogs-stream-prefix = local.container_name
-        }
-      }
+      logConfiguration = local.log_configuration[local.container_name]
     },
   ])
 
@@ -844,14 +841,7 @@ resource "aws_ecs_task_definition" "cpu" {
         initProcessEnabled = true
       }
 
-      logConfiguration = {
-        logDriver = "awslogs"
-        options = {
-          awslogs-group         = aws_cloudwatch_log_group.this[0].name
-          awslogs-region        = local.region
-          awslogs-stream-prefix = local.container_name
-        }
-      }
+      logConfiguration = local.log_configuration[local.container_name]
     },
   ])
 
