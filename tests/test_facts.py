@@ -115,6 +115,9 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs.total_row_statement,
     # A running head repeating the title, which stays a heading; choices set wide apart.
     facts_pdfs.article_with_title_head,
+    # Rows of one run each, values set apart from a long label: cut for a table to take,
+    # which none does, so each reads back as one line.
+    facts_pdfs.indicator_sheet,
 ]
 
 

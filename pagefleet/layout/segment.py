@@ -305,6 +305,8 @@ def _joined(prev: Line, line: Line) -> Line:
     }
     if line.get("hy"):
         merged["hy"] = True
+    if prev.get("cut"):
+        merged["cut"] = True
     return merged
 
 
@@ -389,6 +391,9 @@ def page_blocks(lines: list[Line]) -> list[Block]:
 def _page_blocks(lines: list[Line]) -> list[Block]:
     # Each listing, figure and table takes part in the reading order as one box (a stand-in
     # line).
+    cut = [bool(line.get("cut")) for line in lines]
+    if any(cut):
+        lines = [_uncut(line) for line in lines]
     stand_ins: dict[int, Block] = {}
     taken: set[int] = set()
     rest_lines: list[Line] = []
@@ -422,8 +427,12 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
             rest_lines.append(_stand_in(stand_ins, box, block))
             taken.update(kept)
     if not stand_ins:
-        return [block for region in reading_order(lines) for block in paragraphs(region)]
-    rest = [line for i, line in enumerate(lines) if i not in taken] + rest_lines
+        return [
+            block
+            for region in reading_order(_rejoined(lines, cut, taken))
+            for block in paragraphs(region)
+        ]
+    rest = _rejoined(lines, cut, taken) + rest_lines
     blocks: list[Block] = []
     for region in reading_order(rest):
         run: list[Line] = []
@@ -436,6 +445,40 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
                 run.append(line)
         blocks += paragraphs(run)
     return blocks
+
+
+def _uncut(line: Line) -> Line:
+    if "cut" not in line:
+        return line
+    plain = line.copy()
+    del plain["cut"]
+    return plain
+
+
+def _rejoined(lines: list[Line], cut: list[bool], taken: set[int]) -> list[Line]:
+    """The lines not ``taken``, each piece that was ``cut`` from the line before it (see
+    :class:`~pagefleet.layout.schema.Line`) joined back to it where no table or figure took
+    either: a label and its value after a dot leader, a row of numbers whose labels are too
+    long for a table's cells, read in the order the text layer set them, not as loose cells
+    that the reading order would put in columns of their own."""
+    out: list[Line] = []
+    last = -1
+    for i, line in enumerate(lines):
+        if i in taken:
+            continue
+        if cut[i] and last == i - 1 and _beside(out[-1], line):
+            out[-1] = _joined(out[-1], line)
+        else:
+            out.append(line)
+        last = i
+    return out
+
+
+def _beside(a: Line, b: Line) -> bool:
+    """Whether ``b`` stands right of ``a`` on its row (an earlier filter may have dropped the
+    piece ``b`` was cut from, leaving the line before that one)."""
+    (_, ay0, ax1, ay1), (bx0, by0, _, by1) = a["bbox"], b["bbox"]
+    return bx0 >= ax1 and min(ay1, by1) - max(ay0, by0) >= 0.6 * min(ay1 - ay0, by1 - by0)
 
 
 def _across_columns(boxes: list[Bbox], table: list[int], columns: int) -> bool:
