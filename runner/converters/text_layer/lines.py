@@ -156,14 +156,8 @@ def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[d
             continue
         piece = dict(span)
         piece["text"] = text[a:b]
-        piece["bbox"] = Bbox(
-            [
-                min(box[0] for box in ink),
-                min(box[1] for box in ink),
-                max(box[2] for box in ink),
-                max(box[3] for box in ink),
-            ]
-        )
+        x0s, y0s, x1s, y1s = zip(*ink, strict=True)
+        piece["bbox"] = Bbox([min(x0s), min(y0s), max(x1s), max(y1s)])
         piece["char_start_idx"] = indices[a]
         piece["char_end_idx"] = indices[b - 1]
         if pieces:
