@@ -182,3 +182,35 @@ def article_with_title_head(folder: Path) -> Path:
     path = folder / "article_with_title_head.pdf"
     pdf.output(str(path))
     return path
+
+
+INDICATORS = [
+    ("Children age 0-5 months exclusively breastfed", "76.9", "80.0", "NA", "NA"),
+    ("Children age 6-9 months given solid food and breast milk", "78.6", "75.0", "85.9", "89.3"),
+    ("Children under 3 years breastfed within one hour of birth", "42.9", "46.5", "50.6", "52.9"),
+    ("Women who know what to do when a child gets diarrhoea", "96.3", "96.2", "94.4", "94.2"),
+    ("Women aware of the danger signs of respiratory infection", "55.9", "59.7", "32.8", "34.7"),
+    ("Children below age 5 years having birth registration done", "40.6", "44.3", "NA", "NA"),
+]
+
+
+def indicator_sheet(folder: Path) -> Path:
+    """A key-indicators sheet: each row one run of text, a long label with a dot leader and
+    its four values set wide apart by spaces ("... 76.9     80.0     NA     NA"), as a
+    survey's district sheet prints them. The labels are too long for a table's cells."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 12)
+    pdf.text(60, 80, "District Key Indicators")
+    pdf.set_font("Helvetica", "", 9)
+    y = 110.0
+    for label, *values in INDICATORS:
+        leader = " " + "." * max(70 - len(label), 4) + " "
+        pdf.text(60, y, label + leader + (" " * 12).join(values))
+        y += 14
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_xy(60, y + 10)
+    pdf.multi_cell(450, 13, "NA: not available for the rural districts in this round.")
+    path = folder / "indicator_sheet.pdf"
+    pdf.output(str(path))
+    return path

@@ -115,6 +115,9 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs.total_row_statement,
     # A running head repeating the title, which stays a heading; choices set wide apart.
     facts_pdfs.article_with_title_head,
+    # Rows of one run each, values set apart from a long label: cut for a table to take,
+    # which none does, so each reads back as one line.
+    facts_pdfs.indicator_sheet,
 ]
 
 
@@ -139,3 +142,51 @@ def test_working_set_is_listed_with_facts_and_apart_from_the_shared_corpus() -> 
         pytest.skip(f"{manifest} is absent: the shared corpus is not on this machine")
     shared_repos = {line.split("\t")[4] for line in manifest.read_text().splitlines()[1:]}
     assert not shared_repos & {e.repo for e in listed}
+
+
+# A results table of a two-column article as the text layer sets it: each row a label, then
+# its numbers cut apart (flag 1: cut from the piece before only for a table to take), the
+# dashes of models not evaluated left with the number before them. (x0, x1, text, cut.)
+_NUMBERS = (352, 394, 429, 472)
+RESULTS = [
+    [(98, 287, "Single BM25+BERT (Lee et al., 2019)", 0), (310, 329, "26.5", 0)],
+    [(98, 256, "Single ORQA (Lee et al., 2019)", 0), (310, 329, "33.3", 0)],
+    [(98, 270, "Single HardEM (Min et al., 2019a)", 0), (310, 329, "28.1", 0)],
+    [(98, 329, "Single GraphRetriever (Min et al., 2019b) 34.5", 0), (352, 371, "56.0", 1)],
+    [(98, 289, "Single PathRetriever (Asai et al., 2020)", 0), (310, 440, "32.6 - - -", 0)],
+]
+RESULTS[0] += [
+    (x, x + 19, v, 1) for x, v in zip(_NUMBERS, ("47.1", "17.7", "21.3", "33.2"), strict=True)
+]
+RESULTS[1] += [
+    (x, x + 19, v, 1) for x, v in zip(_NUMBERS, ("45.0", "36.4", "30.1", "20.2"), strict=True)
+]
+RESULTS[2].append((352, 484, "50.9 - - -", 1))
+RESULTS[3].append((394, 484, "36.4 - -", 1))
+RESULTS[4].append((472, 491, "56.5", 1))
+
+
+def test_rows_whose_cut_pieces_make_no_table_make_one_as_whole_lines() -> None:
+    """The numbers' own cells line up in no columns (the dashes run across them), so no table
+    takes the pieces; joined back, each row is a label and its numbers, and the rows level
+    with one another are a table, read row by row (cut apart, the labels came out as one
+    column, then the numbers)."""
+    from pagefleet.layout.schema import Line
+    from pagefleet.layout.segment import page_blocks
+
+    lines: list[Line] = []
+    for k, row in enumerate(RESULTS):
+        y = 88.0 + 13.5 * k
+        for x0, x1, text, cut in row:
+            line: Line = {"bbox": [x0, y, x1, y + 10], "spans": [{"t": text, "s": 10.9}]}
+            if cut:
+                line["cut"] = True
+            lines.append(line)
+    blocks = page_blocks(lines)
+    tables = [block["rows"] for block in blocks if "rows" in block]
+    assert tables and tables[0][:3] == [
+        ["Single BM25+BERT (Lee et al., 2019)", "26.5 47.1 17.7 21.3 33.2"],
+        ["Single ORQA (Lee et al., 2019)", "33.3 45.0 36.4 30.1 20.2"],
+        ["Single HardEM (Min et al., 2019a)", "28.1 50.9 - - -"],
+    ]
+    assert not any("cut" in line for block in blocks for line in block.get("lines", []))

@@ -30,6 +30,9 @@ class Line(TypedDict):
     bbox: Bbox
     spans: list[Span]
     hy: NotRequired[bool]  # ends in a hyphen the PDF marks as a soft (line-break) hyphen
+    # Cut from the line before it (one run of text in the PDF) only so that a table may take
+    # the two as cells; never stored: the segmenter joins them back or drops the flag.
+    cut: NotRequired[bool]
 
 
 @final

@@ -305,6 +305,8 @@ def _joined(prev: Line, line: Line) -> Line:
     }
     if line.get("hy"):
         merged["hy"] = True
+    if prev.get("cut"):
+        merged["cut"] = True
     return merged
 
 
@@ -389,6 +391,9 @@ def page_blocks(lines: list[Line]) -> list[Block]:
 def _page_blocks(lines: list[Line]) -> list[Block]:
     # Each listing, figure and table takes part in the reading order as one box (a stand-in
     # line).
+    cut = [bool(line.get("cut")) for line in lines]
+    if any(cut):
+        lines = [_uncut(line) for line in lines]
     stand_ins: dict[int, Block] = {}
     taken: set[int] = set()
     rest_lines: list[Line] = []
@@ -404,16 +409,22 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
     # A table set in a monospaced font, under a head that is not, is a table; columns a
     # listing lines up (its comments) are the listing's.
     free = [i for i in range(len(lines)) if i not in taken]
-    free_boxes = [lines[i]["bbox"] for i in free]
-    for table_lines, rows in find_unruled(
-        free_boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
-    ):
-        members = {free[k] for k in table_lines}
-        if members <= code or _across_columns(free_boxes, table_lines, len(rows[0])):
-            continue
+    for members, rows in _unruled_tables(lines, free, code):
         box = union([lines[i]["bbox"] for i in members])
         rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
         taken |= members
+    if any(cut):
+        # Rows whose pieces no table took may make one as whole lines, as they did before
+        # they were cut: a label and a run of numbers, two cells, when the numbers cut apart
+        # leave some rows without a cell for each column.
+        joined = _rejoined(lines, cut, taken)
+        if len(joined) < len(lines) - len(taken):
+            whole = [line for line, _ in joined]
+            whole_code = {k for k, (_, parts) in enumerate(joined) if set(parts) <= code}
+            for members, rows in _unruled_tables(whole, list(range(len(whole))), whole_code):
+                box = union([whole[k]["bbox"] for k in members])
+                rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
+                taken.update(i for k in members for i in joined[k][1])
     for listing in listings:
         kept = [i for i in listing if i not in taken]
         if len(kept) >= 2:
@@ -421,9 +432,10 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
             block: Block = {"bbox": box, "lines": [lines[i] for i in kept], "code": True}
             rest_lines.append(_stand_in(stand_ins, box, block))
             taken.update(kept)
+    rest = [line for line, _ in _rejoined(lines, cut, taken)]
     if not stand_ins:
-        return [block for region in reading_order(lines) for block in paragraphs(region)]
-    rest = [line for i, line in enumerate(lines) if i not in taken] + rest_lines
+        return [block for region in reading_order(rest) for block in paragraphs(region)]
+    rest += rest_lines
     blocks: list[Block] = []
     for region in reading_order(rest):
         run: list[Line] = []
@@ -436,6 +448,58 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
                 run.append(line)
         blocks += paragraphs(run)
     return blocks
+
+
+def _uncut(line: Line) -> Line:
+    if "cut" not in line:
+        return line
+    plain = line.copy()
+    del plain["cut"]
+    return plain
+
+
+def _unruled_tables(
+    lines: list[Line], free: list[int], code: set[int]
+) -> list[tuple[set[int], list[list[str]]]]:
+    """The tables without rules among the lines ``free`` (indexes of ``lines``): the indexes
+    of each one's lines, and its rows; not a listing's columns (all its lines ``code``), nor
+    an index's entries in two columns (see :func:`_across_columns`)."""
+    boxes = [lines[i]["bbox"] for i in free]
+    found: list[tuple[set[int], list[list[str]]]] = []
+    for table_lines, rows in find_unruled(
+        boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
+    ):
+        members = {free[k] for k in table_lines}
+        if not members <= code and not _across_columns(boxes, table_lines, len(rows[0])):
+            found.append((members, rows))
+    return found
+
+
+def _rejoined(lines: list[Line], cut: list[bool], taken: set[int]) -> list[tuple[Line, list[int]]]:
+    """The lines not ``taken``, each piece that was ``cut`` from the line before it (see
+    :class:`~pagefleet.layout.schema.Line`) joined back to it where no table or figure took
+    either: a label and its value after a dot leader, a row of numbers whose labels are too
+    long for a table's cells, read in the order the text layer set them, not as loose cells
+    that the reading order would put in columns of their own. Each line comes with the
+    indexes of the lines it was joined from."""
+    out: list[tuple[Line, list[int]]] = []
+    last = -1
+    for i, line in enumerate(lines):
+        if i in taken:
+            continue
+        if cut[i] and last == i - 1 and _beside(out[-1][0], line):
+            out[-1] = (_joined(out[-1][0], line), [*out[-1][1], i])
+        else:
+            out.append((line, [i]))
+        last = i
+    return out
+
+
+def _beside(a: Line, b: Line) -> bool:
+    """Whether ``b`` stands right of ``a`` on its row (an earlier filter may have dropped the
+    piece ``b`` was cut from, leaving the line before that one)."""
+    (_, ay0, ax1, ay1), (bx0, by0, _, by1) = a["bbox"], b["bbox"]
+    return bx0 >= ax1 and min(ay1, by1) - max(ay0, by0) >= 0.6 * min(ay1 - ay0, by1 - by0)
 
 
 def _across_columns(boxes: list[Bbox], table: list[int], columns: int) -> bool:

@@ -7,6 +7,7 @@ page's rules and characters, by :mod:`runner.converters.text_layer.tables`.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from pagefleet.layout.schema import Bbox
 
@@ -171,12 +172,12 @@ def _table(
         return None
     grid: list[list[str]] = []
     lengths: list[int] = []
+    starts = [band[0] for band in bands]
     for cells_of_row in row_cells:
         cells = ["" for _ in bands]
         for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
-            x0 = boxes[cell[0]][0]
-            col = min(range(len(bands)), key=lambda k: max(bands[k][0] - x0, x0 - bands[k][1], 0))
+            col = _column(bands, starts, boxes[cell[0]][0])
             cells[col] = f"{cells[col]} {text}".strip()
             lengths.append(len(text))
             if len(text.split()) > _MAX_CELL_WORDS:
@@ -198,6 +199,17 @@ def _table(
         ):
             return None
     return [i for row in run for i in row], grid
+
+
+def _column(bands: list[list[float]], starts: list[float], x0: float) -> int:
+    """The band (of :func:`_bands`, apart and in order; ``starts`` their left ends) that holds
+    ``x0``, or the nearest one (the left one of two as near)."""
+    k = bisect_right(starts, x0) - 1
+    if k < 0:
+        return 0
+    if x0 <= bands[k][1] or k + 1 == len(bands):
+        return k
+    return k if x0 - bands[k][1] <= bands[k + 1][0] - x0 else k + 1
 
 
 def _bands(cells: list[list[int]], boxes: list[Bbox]) -> list[list[float]]:

@@ -83,11 +83,13 @@ def text_lines(
         spans = raw["spans"]
         if cuts:
             spans = [piece for span in spans for piece in _cut_span(span, chars, cuts)]
-        for pieces in _pieces(spans):
+        for pieces, cut in _pieces(spans):
             line = _line(pieces, tp, matrix, mono)
             if line is not None:
                 if len(pieces) == len(raw["spans"]) == len(spans):
                     line["bbox"] = _round_box(raw["bbox"].bbox)
+                if cut:
+                    line["cut"] = True
                 lines.append(line)
     return lines, chars
 
@@ -147,31 +149,33 @@ def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[d
         return [span]
     # Plain floats: numpy's are slow to round, and a layout box is rounded.
     boxes = chars.boxes[start : start + len(text)].tolist()
-    pieces = []
+    pieces: list[dict[str, Any]] = []
     for a, b in pairwise(bounds):
         ink = [boxes[k] for k in range(a, b) if text[k] not in _LAYOUT_CHARS]
         if not ink:
             continue
         piece = dict(span)
         piece["text"] = text[a:b]
-        piece["bbox"] = Bbox(
-            [
-                min(box[0] for box in ink),
-                min(box[1] for box in ink),
-                max(box[2] for box in ink),
-                max(box[3] for box in ink),
-            ]
-        )
+        x0s, y0s, x1s, y1s = zip(*ink, strict=True)
+        piece["bbox"] = Bbox([min(x0s), min(y0s), max(x1s), max(y1s)])
         piece["char_start_idx"] = indices[a]
         piece["char_end_idx"] = indices[b - 1]
+        if pieces:
+            piece["cut"] = True  # cut inside the run: see _pieces
         pieces.append(piece)
     return pieces
 
 
-def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], bool]]:
     """A pdftext line cut where its text jumps a wide gap: cells of a table without rules, or
-    a form's label and the label of the column beside it, are lines of their own."""
-    out: list[list[dict[str, Any]]] = [[]]
+    a form's label and the label of the column beside it, are lines of their own.
+
+    Each piece comes with whether only a number's cut parted it from the piece before: one
+    inside a run of text (see :func:`_wide_gaps`), or two numbers two digits' width apart.
+    Such a piece is a line of its own only for a table to take as a cell; where none does,
+    the segmenter reads it back as one line with the piece before it (a label and its value
+    after a dot leader, a row of numbers too loose for a table)."""
+    out: list[tuple[list[dict[str, Any]], bool]] = [([], False)]
     reach: float | None = None
     last = ""
     for span in spans:
@@ -185,10 +189,11 @@ def _pieces(spans: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
                 # Between two numbers, two characters' width (see _wide_gaps).
                 wide = min(wide, _NUMBER_GAP * max((x1 - x0) / len(text), 0.5))
             if reach is not None and x0 - reach > wide:
-                out.append([])
+                cut = bool(span.get("cut")) or x0 - reach <= _CELL_GAP * max(size, 1.0)
+                out.append(([], cut))
             reach = x1 if reach is None else max(reach, x1)
             last = text
-        out[-1].append(span)
+        out[-1][0].append(span)
     return out
 
 
