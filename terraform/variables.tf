@@ -300,14 +300,14 @@ variable "gpu_instance_types" {
 
   validation {
     condition     = length(var.gpu_instance_types) > 0
-    error_message = "gpu_instance_types needs at least one instance type, e.g. [\"g6.xlarge\"]."
+    error_message = "gpu_instance_types needs at least one instance type, e.g. [\"g6.2xlarge\"]."
   }
 
   # One GPU per task (issue 10): a task's vLLM sidecar and model servers sit on the one GPU the
   # task holds, and one task runs per instance, so further GPUs would be billed and idle.
   validation {
     condition     = alltrue([for t in var.gpu_instance_types : lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1) == 1])
-    error_message = "gpu_instance_types may hold only one-GPU instance types, and ${join(", ", [for t in var.gpu_instance_types : "${t} has ${lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1)} GPUs" if lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1) != 1])}: a runner task holds one GPU (its vLLM sidecar and model servers sit on it) and one task runs per instance, so the other GPUs would be paid for and never used. Use one-GPU sizes, e.g. g6.xlarge, g5.xlarge, g6e.xlarge, or p5.4xlarge for an H100."
+    error_message = "gpu_instance_types may hold only one-GPU instance types, and ${join(", ", [for t in var.gpu_instance_types : "${t} has ${lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1)} GPUs" if lookup(jsondecode(file("${path.module}/modules/runners/gpu_instance_types.json")).gpus, t, 1) != 1])}: a runner task holds one GPU (its vLLM sidecar and model servers sit on it) and one task runs per instance, so the other GPUs would be paid for and never used. Use one-GPU sizes, e.g. g6.2xlarge, g5.2xlarge, g6e.2xlarge, or p5.4xlarge for an H100."
   }
 
   validation {
