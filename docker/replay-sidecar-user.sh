@@ -40,7 +40,16 @@ if as_uid "$venv/bin/python" -c 'import vllm' 2>"$home/old.err"; then
 fi
 grep -E "getpwuid\(\): uid not found|No username set" "$home/old.err" >&2
 
-echo "replay: uid $uid with ${task_env[*]}: import vllm and vllm serve --help"
+echo "replay: uid $uid with ${task_env[*]}: import vllm"
 as_uid "${task_env[@]}" "$venv/bin/python" -c 'import vllm; print("vllm", vllm.__version__)'
+# vLLM builds its CLI's defaults with a DeviceConfig, which asks the platform for its device
+# (vllm/config/device.py:49-60 in 0.20.1) and raises where there is none: the CLI step needs a
+# GPU (or a CPU build of vLLM), so a machine without one replays the import alone.
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "replay: no GPU here: vllm serve --help needs one to build its defaults; not replayed"
+    echo "replay: the sidecar's user and environment import vLLM"
+    exit 0
+fi
+echo "replay: uid $uid with ${task_env[*]}: vllm serve --help"
 as_uid "${task_env[@]}" "$venv/bin/vllm" serve --help >/dev/null
 echo "replay: the sidecar's user and environment import vLLM and parse its CLI"
