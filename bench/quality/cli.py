@@ -50,7 +50,21 @@ DEFAULT_FOLDER = ROOT.parent / "shared" / "corpus" / "real"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/quality", description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else argv
+    converter = argparse.ArgumentParser(add_help=False)
+    converter.add_argument(
+        "--converter",
+        choices=("text_layer", "marker"),
+        default="text_layer",
+        help="marker: chunked against whole, by the runner image's Python (its own --help)",
+    )
+    if converter.parse_known_args(argv)[0].converter == "marker":
+        from bench.quality.marker_chunks import main as marker_main
+
+        return marker_main(argv)
+    parser = argparse.ArgumentParser(
+        prog="scripts/quality", description=__doc__.split("\n\n")[0], parents=[converter]
+    )
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     parser.add_argument(
