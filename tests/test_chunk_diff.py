@@ -69,6 +69,12 @@ def test_a_hyphen_at_the_join_is_a_join_but_other_text_is_not() -> None:
     assert _counts(ChunkDiff.of(whole, "Start.\n\nThe word is\n\nmended here.\n")) == {"other": 2}
 
 
+def test_a_link_s_text_is_compared_as_marker_unescapes_it_without_the_link() -> None:
+    whole = "As in [\\(Lee et al.,](#page-9-3) [2019\\)](#page-9-3), and [Eq. (1)](#page-2-0).\n"
+    chunked = "As in (Lee et al., 2019), and Eq. (1).\n"
+    assert _counts(ChunkDiff.of(whole, chunked)) == {"links": 1}
+
+
 def test_a_shorter_side_reports_its_end_as_the_first_difference() -> None:
     diff = ChunkDiff.of("a\n\nb\n", "a\n")
     assert (diff.first_line, diff.first_whole, diff.first_chunked) == (2, "", "(end)")

@@ -28,6 +28,7 @@ KINDS = ("heading levels", "paragraph joins", "links", "repeated text", "other")
 _HEADING = re.compile(r"^(#+) (.*)$", re.DOTALL)
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _ANCHOR = re.compile(r'<span id="[^"]*"></span>')
+_ESCAPED = re.compile(r"\\([()\[\]])")  # marker escapes brackets in a link's text
 _JOIN_GAP = re.compile(r"-?\s+")
 _DIGITS = re.compile(r"\d+")
 CLIP = 60
@@ -132,7 +133,7 @@ def _pair_kind(whole: str, chunked: str) -> str:
 
 
 def _unlinked(text: str) -> str:
-    return _ANCHOR.sub("", _LINK.sub(r"\1", text))
+    return _ANCHOR.sub("", _LINK.sub(lambda link: _ESCAPED.sub(r"\1", link.group(1)), text))
 
 
 def _join_key(parts: list[str]) -> str:
