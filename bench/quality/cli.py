@@ -30,7 +30,8 @@ Peers (pdftext's plain text; pdf-oxide, markitdown and pymupdf4llm when the side
 ``make quality-peers`` exists) are scored on the same reference in the same pass, one child
 process per document and peer (see :mod:`bench.quality.peers`).
 
-Run through ``scripts/quality``; ``--help`` lists the options.
+Run through ``scripts/quality``; ``--help`` lists the options. ``--converter marker`` runs
+another report instead: marker in chunks against marker whole (:mod:`bench.quality.marker_chunks`).
 """
 
 from __future__ import annotations
