@@ -7,8 +7,9 @@ environment and runs in the runner image's (``make marker-chunking``, docker/run
 output is committed under bench/results/): the real marker 2.0.0 pipeline, its model servers
 the stubs of tests/marker_stubs.py (the same page image and prompt give the same answer), on a
 generated document whole, and the same document cut by the splitter's code into chunks of 1, 3
-and 16 pages, converted by runner/converters/marker.py and assembled by pagefleet/assembly.py.
-The Markdown must be the same.
+and 16 pages, converted by runner/converters/marker.py and assembled by pagefleet/assembly.py
+(both runs: bench/quality/marker_runs.py, which ``scripts/quality --converter marker`` runs on
+real documents). The Markdown must be the same.
 
 What a chunk cannot see and assembly does not make again is left out of the documents:
 running headers and footers repeated as text blocks (marker's IgnoreTextProcessor drops the
@@ -20,7 +21,6 @@ keeps no link whose target page it lacks).
 from __future__ import annotations
 
 import importlib.util
-import os
 import random
 import time
 from collections.abc import Iterator
@@ -29,6 +29,12 @@ from typing import Any
 
 import pytest
 
+from bench.quality.marker_runs import (
+    chunked_markdown,
+    settings_values,
+    stub_servers,
+    whole_markdown,
+)
 from pagefleet import marker_assembly
 from pagefleet.marker_headings import bucket_headings
 
@@ -132,9 +138,6 @@ def test_the_ranking_is_scikit_learn_s_on_random_heights(marker_env: dict[str, A
 
 # --- the real marker pipeline ---------------------------------------------------------------
 
-LAYOUT_MODEL = "hf://datalab-to/surya_layout2"
-OCR_ERROR_MODEL = "s3://ocr_error_detection/2025_02_18"
-FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 PAGES = 18
 TITLES = (
     "Scope",
@@ -160,40 +163,13 @@ CHUNK_SIZES = (1, 3, 16)
 
 
 @pytest.fixture(scope="module")
-def marker_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def marker_env() -> Iterator[dict[str, Any]]:
     pytest.importorskip(
         "marker.converters.pdf",
         reason="marker-pdf is not installed: run `make marker-chunking` (the runner image's env)",
     )
-    from tests import marker_stubs
-
-    servers = [
-        marker_stubs.vlm_server().start(),
-        marker_stubs.typed_layout_server(LAYOUT_MODEL).start(),
-        marker_stubs.ocr_error_server(OCR_ERROR_MODEL).start(),
-    ]
-    font = FONT
-    if not font.exists():
-        font = tmp_path_factory.mktemp("font") / "font.ttf"
-        font.write_bytes(b"")
-    env = {
-        "FAST_LAYOUT_SERVER_URL": servers[1].url,
-        "OCR_ERROR_SERVER_URL": servers[2].url,
-        "SURYA_INFERENCE_BACKEND": "vllm",
-        "FONT_PATH": str(font),
-        "HF_HUB_OFFLINE": "1",
-        "HOME": str(tmp_path_factory.mktemp("home")),
-    }
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    yield {"vlm": servers[0]}
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    for server in servers:
-        server.stop()
+    with stub_servers() as vlm_url:
+        yield {"vlm_url": vlm_url}
 
 
 def generated_document(path: Path) -> Path:
@@ -258,103 +234,6 @@ def generated_document(path: Path) -> Path:
     return path
 
 
-def _settings(vlm_url: str) -> dict[str, Any]:
-    return {
-        "converter": "marker",
-        "marker_mode": "fast",
-        "marker_inference_url": f"{vlm_url}/v1",
-        "marker_server_startup_timeout_s": 10,
-        "convert_timeout_s": 300,
-        "convert_memory_mb": 8192,
-    }
-
-
-WHOLE = """
-import json, sys
-from marker.converters.pdf import PdfConverter
-from marker.models import create_model_dict
-from pagefleet.settings import load_settings
-from runner.converters.marker import asset_name, marker_config, relink
-settings = load_settings(**json.loads(sys.argv[2]))
-config = {**marker_config(settings), "paginate_output": False}
-rendered = PdfConverter(artifact_dict=create_model_dict(), config=config)(sys.argv[1])
-renames = {name: asset_name(name, 1) for name in rendered.images}
-sys.stdout.write(relink(rendered.markdown, renames) + "\\n")
-"""
-
-
-def whole_markdown(pdf: Path, settings: dict[str, Any]) -> str:
-    """marker's own conversion of the whole document (its default, unpaginated Markdown), its
-    images named and linked as pagefleet names them; in a process of its own, as conversions
-    run (surya's clients find the stub servers from the environment it inherits)."""
-    import json
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", WHOLE, str(pdf), json.dumps(settings)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    return done.stdout
-
-
-async def chunked_markdown(pdf: Path, settings: Any, pages_per_chunk: int, work: Path) -> str:
-    """The document cut as the splitter cuts it, each chunk converted as a runner converts it
-    (one conversion process, reused), the results assembled as the completion step does."""
-    import pypdfium2 as pdfium
-    from pydantic import TypeAdapter
-
-    from pagefleet.assembly import LandedChunk, render_markdown
-    from pagefleet.models import ChunkResult, ChunkSpec, JobManifest, PageContent, Source
-    from pagefleet.pdf import cut_chunk
-    from runner.conversion import ConversionProcess
-
-    doc = pdfium.PdfDocument(str(pdf))
-    count = len(doc)  # more than PAGES: paragraphs run on to pages of their own
-    specs = [
-        ChunkSpec(index=i, first_page=first, last_page=min(first + pages_per_chunk - 1, count))
-        for i, first in enumerate(range(1, count + 1, pages_per_chunk))
-    ]
-    landed = []
-    assets = work / "assets"
-    assets.mkdir(parents=True, exist_ok=True)
-    process = ConversionProcess(settings)
-    try:
-        await process.start()
-        for spec in specs:
-            part = work / f"chunk-{spec.index}.pdf"
-            part.write_bytes(cut_chunk(doc, spec))
-            pages = TypeAdapter(list[PageContent]).validate_json(
-                await process.convert(part, spec.first_page, assets)
-            )
-            result = ChunkResult(
-                job_id="j",
-                chunk=spec,
-                status="done",
-                attempts=1,
-                converter="marker",
-                converter_version=process.version,
-                pages=pages,
-            )
-            landed.append(LandedChunk.of(result))
-    finally:
-        process.stop()
-        doc.close()
-    manifest = JobManifest(
-        job_id="j",
-        rel="doc",
-        source=Source(bucket="b", key="inbox/doc.pdf", etag="e"),
-        pages=count,
-        chunks=specs,
-        created_at=0.0,
-        split_s=0.0,
-    )
-    return render_markdown(manifest, landed)
-
-
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.filterwarnings("ignore:Number of distinct clusters")
 async def test_marker_in_chunks_gives_marker_s_whole_document_markdown(
@@ -363,7 +242,7 @@ async def test_marker_in_chunks_gives_marker_s_whole_document_markdown(
     from pagefleet.settings import load_settings
 
     pdf = generated_document(tmp_path / "doc.pdf")
-    values = _settings(marker_env["vlm"].url)
+    values = settings_values(marker_env["vlm_url"])
     started = time.monotonic()
     whole = whole_markdown(pdf, values)
     print(f"whole ({PAGES} sections): {time.monotonic() - started:.1f} s, process start included")

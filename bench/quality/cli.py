@@ -30,7 +30,8 @@ Peers (pdftext's plain text; pdf-oxide, markitdown and pymupdf4llm when the side
 ``make quality-peers`` exists) are scored on the same reference in the same pass, one child
 process per document and peer (see :mod:`bench.quality.peers`).
 
-Run through ``scripts/quality``; ``--help`` lists the options.
+Run through ``scripts/quality``; ``--help`` lists the options. ``--converter marker`` runs
+another report instead: marker in chunks against marker whole (:mod:`bench.quality.marker_chunks`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,21 @@ DEFAULT_FOLDER = ROOT.parent / "shared" / "corpus" / "real"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/quality", description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else argv
+    converter = argparse.ArgumentParser(add_help=False)
+    converter.add_argument(
+        "--converter",
+        choices=("text_layer", "marker"),
+        default="text_layer",
+        help="marker: chunked against whole, by the runner image's Python (its own --help)",
+    )
+    if converter.parse_known_args(argv)[0].converter == "marker":
+        from bench.quality.marker_chunks import main as marker_main
+
+        return marker_main(argv)
+    parser = argparse.ArgumentParser(
+        prog="scripts/quality", description=__doc__.split("\n\n")[0], parents=[converter]
+    )
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     parser.add_argument(

@@ -7,6 +7,12 @@
 #                        pymupdf's layout model); scripts/quality then scores them beside the
 #                        text-layer converter and pdftext in the same pass
 #   make quality         scripts/quality on ../shared/corpus/real (QUALITY_OUT=FILE to keep it)
+#   make quality-marker  scripts/quality --converter marker on ../shared/corpus/real: marker in
+#                        chunks against marker whole, by the marker venv's Python (make
+#                        marker-venv: not a prerequisite here, so that a venv kept elsewhere,
+#                        MARKER_VENV=DIR, is used as it is); report and run time in
+#                        $(QUALITY_MARKER_RESULTS)/report.md, committed (several minutes);
+#                        QUALITY_MARKER_ARGS="--keep DIR" to read the differences
 
 PYTHON ?= python3
 PEERS_VENV ?= .venv-peers
@@ -17,7 +23,7 @@ QUALITY_OUT ?=
 QUALITY_PEERS = pdf-oxide==0.3.78 markitdown[pdf]==0.1.9 pymupdf4llm==1.28.2 pymupdf==1.28.2 \
 	pymupdf-layout==1.28.2
 
-.PHONY: quality-peers quality
+.PHONY: quality-peers quality quality-marker
 
 $(PEERS_STAMP): bench/quality/quality.mk
 	$(PYTHON) -m venv $(PEERS_VENV)
@@ -30,3 +36,16 @@ quality-peers: $(PEERS_STAMP)
 # $(STAMP) is the top-level Makefile's "venv installed" marker; empty when run on its own.
 quality: $(STAMP)
 	scripts/quality $(if $(QUALITY_OUT),--out $(QUALITY_OUT))
+
+MARKER_VENV ?= .venv-marker
+QUALITY_MARKER_RESULTS ?= bench/results/$(shell date +%F)-marker-chunks/quality
+QUALITY_MARKER_ARGS ?=
+
+quality-marker:
+	mkdir -p $(QUALITY_MARKER_RESULTS)
+	start=$$(date +%s); \
+		MARKER_PYTHON=$(MARKER_VENV)/bin/python scripts/quality --converter marker $(QUALITY_MARKER_ARGS) \
+		--out $(QUALITY_MARKER_RESULTS)/report.md; status=$$?; \
+		printf '\n`make quality-marker` (scripts/quality --converter marker, %s): %s s\n' \
+		"$$(date -u +%FT%TZ)" "$$(( $$(date +%s) - start ))" >>$(QUALITY_MARKER_RESULTS)/report.md; \
+		exit $$status
