@@ -11,62 +11,22 @@ differences left are the converter's and assembly's, not a model's. Needs marker
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
-import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-# The model names surya's clients check on their servers (surya/settings.py, FAST_LAYOUT_MODEL
-# and OCR_ERROR_MODEL_CHECKPOINT).
-LAYOUT_MODEL = "hf://datalab-to/surya_layout2"
-OCR_ERROR_MODEL = "s3://ocr_error_detection/2025_02_18"
-FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+from bench.stub_models import attached, marker_stubs
 
 
 @contextlib.contextmanager
 def stub_servers() -> Iterator[str]:
-    """The VLM, typed-layout and OCR-error stubs, this process's environment pointing surya at
-    them; yields the VLM's URL (marker's setting, not surya's environment). Conversions run in
-    spawned processes, which inherit the environment: nothing reaches a model hub."""
-    # Imported by name: the stubs live with the tests, outside the strictly typed paths.
-    marker_stubs: Any = importlib.import_module("tests.marker_stubs")
-    servers = [
-        marker_stubs.vlm_server().start(),
-        marker_stubs.typed_layout_server(LAYOUT_MODEL).start(),
-        marker_stubs.ocr_error_server(OCR_ERROR_MODEL).start(),
-    ]
-    with tempfile.TemporaryDirectory(prefix="marker-chunks-") as scratch:
-        font = FONT
-        if not font.exists():
-            # marker only checks at construction that its font exists; offline it cannot
-            # download its own.
-            font = Path(scratch) / "font.ttf"
-            font.write_bytes(b"")
-        env = {
-            "FAST_LAYOUT_SERVER_URL": servers[1].url,
-            "OCR_ERROR_SERVER_URL": servers[2].url,
-            "SURYA_INFERENCE_BACKEND": "vllm",  # what surya picks on an NVIDIA GPU
-            "FONT_PATH": str(font),
-            "HF_HUB_OFFLINE": "1",
-            "HOME": scratch,  # surya's server sentinels: none here
-        }
-        saved = {name: os.environ.get(name) for name in env}
-        os.environ.update(env)
-        try:
-            yield str(servers[0].url)
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-            for server in servers:
-                server.stop()
+    """The stubs of bench.stub_models attached; yields the VLM's URL (marker's setting, not
+    surya's environment)."""
+    with attached(marker_stubs.vlm_server()) as (vlm, _, _):
+        yield str(vlm.url)
 
 
 def settings_values(vlm_url: str, convert_timeout_s: int = 300) -> dict[str, Any]:
