@@ -15,7 +15,6 @@ import psutil
 
 from cli.failures import Exit, usage
 from cli.views import JsonRecords, await_with_progress, err, out, records_table
-from embedded.demo import write_demo_set
 from embedded.pipeline import DrainReport, LocalPipeline, RunnerFailed, terminal_logs
 from embedded.server import MotoServer
 from pagefleet import keys
@@ -50,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
         assert pipeline.stack is not None
         bucket = Bucket(pipeline.stack.s3, pipeline.settings.bucket)
         if demo:  # while the stack's processes start
+            # Imported here: fpdf costs every other run ~0.25 CPU s of imports.
+            from embedded.demo import write_demo_set
+
             write_demo_set(source)
             err.print(f"[bold]demo set[/] written to {source}")
         try:
