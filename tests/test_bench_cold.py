@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
-from bench.pipeline.cold import _SUMMARY, TreeRun, report
+from bench.pipeline.cold import _SUMMARY, cold_targets, report_section
+from bench.pipeline.models import ColdPair, ColdRun
 from cli.embedded_stack import run_summary
 from pagefleet.submission import Progress
 
@@ -23,12 +23,10 @@ _ORPHAN = (
     "    os._exit(0)\n"
 )
 _MEASURE = (
-    "import json, sys\n"
-    "from dataclasses import asdict\n"
+    "import sys\n"
     "from bench.pipeline.cold import become_subreaper, measure\n"
     "become_subreaper()\n"
-    "run = measure([sys.executable, '-c', sys.argv[1]])\n"
-    "print(json.dumps(asdict(run)))\n"
+    "print(measure([sys.executable, '-c', sys.argv[1]]).model_dump_json())\n"
 )
 
 
@@ -41,10 +39,9 @@ def test_an_orphaned_descendant_is_waited_for_and_counted() -> None:
         text=True,
         check=True,
     )
-    run = json.loads(done.stdout)
-    assert run["returncode"] == 0
-    assert run["user_s"] + run["sys_s"] >= 0.3
-    assert run["reaped_s"] >= run["wall_s"]
+    run = ColdRun.model_validate_json(done.stdout)
+    assert run.cpu_s >= 0.3
+    assert run.reaped_s >= run.wall_s
 
 
 def test_the_summary_line_of_pagefleet_run_is_read() -> None:
@@ -55,9 +52,27 @@ def test_the_summary_line_of_pagefleet_run_is_read() -> None:
     assert [float(v) for v in found.groups()] == [12.5, 4.0, 8.0]
 
 
+def _run(wall_s: float, cpu_s: float, starting_s: float | None = None) -> ColdRun:
+    summary = None if starting_s is None else {"starting_s": starting_s}
+    return ColdRun(
+        command="c",
+        wall_s=wall_s,
+        reaped_s=wall_s,
+        user_s=cpu_s,
+        sys_s=0.0,
+        load=1.0,
+        summary=summary,
+    )
+
+
 def test_the_report_pairs_each_cold_run_with_its_xargs_round() -> None:
-    cold = TreeRun("pagefleet run", 30.0, 30.5, 30.0, 5.0, 0, 1.0, {"starting_s": 3.0})
-    plain = TreeRun("xargs", 24.0, 24.0, 28.0, 2.0, 0, 1.0)
-    text = report([(cold, plain)])
-    assert "| 1 | 1.0 | 30.0 | 35.0 | 3.0 | 24.0 | 30.0 | 1.17 | 0.80x |" in text
-    assert "costs 1.17x the CPU" in text
+    pairs = [
+        ColdPair(workers=2, run=_run(30.0, 35.0, 3.0), xargs=_run(24.0, 30.0)),
+        ColdPair(workers=2, run=_run(20.0, 33.0, 2.5), xargs=_run(22.0, 30.0)),
+    ]
+    text = "\n".join(report_section(pairs))
+    assert "| 2 | 1.0 | 30.0 | 35.0 | 3.0 | 24.0 | 30.0 | 1.17 | 0.80x |" in text
+    assert "medians of 2 pairs: the cold run costs 1.13x the CPU" in text
+    [target] = cold_targets(pairs)
+    assert target.value == round((0.8 + 1.1) / 2, 4) and not target.met
+    assert report_section(None) == [] and cold_targets(None) == []

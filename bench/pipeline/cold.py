@@ -1,6 +1,7 @@
 """The cold run a new user times, paired with what they would try first.
 
-``python -m bench.pipeline.cold FOLDER --workers W --repeat N`` runs, N times in turn (A B A B),
+``python -m bench.pipeline.cold FOLDER --workers W --repeat N`` (or ``scripts/bench ... --cold
+N``) runs, N times in turn (A B A B),
 
 - A: ``pagefleet run FOLDER --workers W --out TMP``, from a fresh interpreter: the stack's
   start-up, the conversion, the stop and the downloads, as the command's user waits for them;
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import os
 import re
 import resource
@@ -33,33 +33,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.paths import ROOT
+from bench.pipeline.models import ColdPair, ColdRun, Target
 from bench.pipeline.standalone import xargs_command
+from pagefleet.submission import find_pdfs
 
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 # `pagefleet run`'s last line (cli/embedded_stack.py:run_summary).
 _SUMMARY = re.compile(r"in ([\d.]+) s, .*?: ([\d.]+) s starting the stack, ([\d.]+) s converting")
-
-
-@dataclass
-class TreeRun:
-    """One command, start to exit: its wall time, and every process of its tree's CPU."""
-
-    command: str
-    wall_s: float  # until the command itself exited
-    reaped_s: float  # until its last descendant did
-    user_s: float
-    sys_s: float
-    returncode: int
-    load: float  # the 1-minute load average when it started
-    summary: dict[str, float] | None = None  # pagefleet run's own figures
-
-    @property
-    def cpu_s(self) -> float:
-        return self.user_s + self.sys_s
 
 
 def become_subreaper() -> None:
@@ -69,7 +52,7 @@ def become_subreaper() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
 
 
-def measure(argv: list[str], *, stdin: bytes | None = None, cwd: Path = ROOT) -> TreeRun:
+def measure(argv: list[str], *, stdin: bytes | None = None, cwd: Path = ROOT) -> ColdRun:
     """Run ``argv`` and wait for it and every descendant; call :func:`become_subreaper` first.
     Its output goes to a file (a pipe would keep a lingering descendant's writes waiting)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -105,14 +88,13 @@ def measure(argv: list[str], *, stdin: bytes | None = None, cwd: Path = ROOT) ->
     if found:
         total, starting, converting = (float(v) for v in found.groups())
         summary = {"total_s": total, "starting_s": starting, "converting_s": converting}
-    return TreeRun(
+    return ColdRun(
         command=" ".join(argv),
         wall_s=round(wall, 3),
         reaped_s=round(reaped, 3),
         user_s=round(after.ru_utime - before.ru_utime, 3),
         sys_s=round(after.ru_stime - before.ru_stime, 3),
-        returncode=code,
-        load=load,
+        load=round(load, 2),
         summary=summary,
     )
 
@@ -124,64 +106,124 @@ def pagefleet_argv(folder: Path, workers: int, out: Path) -> list[str]:
     return [*head, "run", str(folder), "--workers", str(workers), "--out", str(out)]
 
 
-def run_pair(folder: Path, workers: int) -> tuple[TreeRun, TreeRun]:
-    """One cold `pagefleet run`, then one `xargs -P W` round over the same PDFs."""
-    out = Path(tempfile.mkdtemp(prefix="pagefleet-cold-"))
+def run_pair(files: list[Path], workers: int) -> ColdPair:
+    """One cold `pagefleet run` over ``files`` (a folder of links to them), then one
+    ``xargs -P W`` round over the same files."""
+    folder = Path(tempfile.mkdtemp(prefix="pagefleet-cold-"))
+    inputs, out = folder / "in", folder / "out"
+    inputs.mkdir()
+    for i, path in enumerate(files):  # numbered: two inputs may share a name
+        (inputs / f"{i:03d}-{path.name}").symlink_to(path.resolve())
     try:
-        cold = measure(pagefleet_argv(folder, workers, out))
+        run = measure(pagefleet_argv(inputs, workers, out))
     finally:
-        shutil.rmtree(out, ignore_errors=True)
-    files = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".pdf")
+        shutil.rmtree(folder, ignore_errors=True)
     plain = measure(
         ["bash", "-c", xargs_command(workers)],
         stdin=b"".join(str(p).encode() + b"\0" for p in files),
     )
-    return cold, plain
+    return ColdPair(workers=workers, run=run, xargs=plain)
 
 
-def report(pairs: list[tuple[TreeRun, TreeRun]]) -> str:
-    """A Markdown table of the pairs, and the medians of each pair's ratios."""
+def cold_pairs(files: list[Path], workers: list[int], repeat: int) -> list[ColdPair]:
+    """``repeat`` pairs at each W, A B A B, measured by a process of their own: a subreaper
+    waits for every child it has, and the caller's own (a bench's fork server) never end."""
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as lines:
+        for w in workers:
+            subprocess.run(
+                [
+                    *(sys.executable, "-m", "bench.pipeline.cold", *map(str, files)),
+                    *("--workers", str(w), "--repeat", str(repeat), "--json", lines.name),
+                ],
+                cwd=ROOT,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        text = Path(lines.name).read_text()
+    return [ColdPair.model_validate_json(line) for line in text.splitlines() if line]
+
+
+def report(pairs: list[ColdPair]) -> list[str]:
+    """The pairs as a Markdown table, and the medians of their ratios at each W."""
     lines = [
-        "| pair | load | pagefleet run wall s | CPU s | starting s | xargs wall s | CPU s "
-        "| CPU ratio | speed (xargs wall / run wall) |",
+        "| W | load | pagefleet run wall s | its CPU s | starting s | xargs wall s | its CPU s "
+        "| CPU ratio | speed over xargs |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for i, (cold, plain) in enumerate(pairs, 1):
-        starting = f"{cold.summary['starting_s']:.1f}" if cold.summary else "-"
+    for pair in pairs:
+        run, plain = pair.run, pair.xargs
+        starting = f"{run.summary['starting_s']:.1f}" if run.summary else "-"
         lines.append(
-            f"| {i} | {cold.load:.1f} | {cold.wall_s:.1f} | {cold.cpu_s:.1f} | {starting} "
-            f"| {plain.wall_s:.1f} | {plain.cpu_s:.1f} | {cold.cpu_s / plain.cpu_s:.2f} "
-            f"| {plain.wall_s / cold.wall_s:.2f}x |"
+            f"| {pair.workers} | {run.load:.1f} | {run.wall_s:.1f} | {run.cpu_s:.1f} | {starting} "
+            f"| {plain.wall_s:.1f} | {plain.cpu_s:.1f} | {pair.cpu_ratio:.2f} "
+            f"| {pair.speedup:.2f}x |"
         )
-    cpu = statistics.median(c.cpu_s / p.cpu_s for c, p in pairs)
-    speed = statistics.median(p.wall_s / c.wall_s for c, p in pairs)
-    lines.append(
-        f"\nmedian: the cold run costs {cpu:.2f}x the CPU of xargs and runs at {speed:.2f}x its "
-        "speed (target >= 1.0x; wall figures hold only on an otherwise idle machine)"
-    )
-    return "\n".join(lines)
+    lines.append("")
+    for workers, at in _by_workers(pairs).items():
+        cpu = statistics.median(p.cpu_ratio for p in at)
+        lines.append(
+            f"W = {workers}, medians of {len(at)} pairs: the cold run costs {cpu:.2f}x the CPU "
+            f"of xargs and runs at {_speedup(at):.2f}x its speed (wall figures hold only on an "
+            "otherwise idle machine)."
+        )
+    return lines
+
+
+def report_section(pairs: list[ColdPair] | None) -> list[str]:
+    """The bench report's section (``scripts/bench --cold N``)."""
+    if not pairs:
+        return []
+    return [
+        "## What a new user times: a cold `pagefleet run` against `xargs -P W`",
+        "",
+        "Each pair: `pagefleet run` from a fresh interpreter to its exit (the stack's start-up "
+        "and stop counted; `starting` is its own summary line's), then `xargs -P W` over the "
+        "same files; CPU seconds of each whole process tree (bench/pipeline/cold.py).",
+        "",
+        *report(pairs),
+        "",
+    ]
+
+
+def cold_targets(pairs: list[ColdPair] | None) -> list[Target]:
+    """Issue 28's: the cold run at least as fast as xargs, start-up counted."""
+    return [
+        Target(
+            name=f"cold pagefleet run over xargs -P {workers}, start-up counted",
+            target=">= 1.0x (median of the pairs)",
+            value=round(_speedup(at), 4),
+            met=_speedup(at) >= 1.0,
+        )
+        for workers, at in _by_workers(pairs or []).items()
+    ]
+
+
+def _by_workers(pairs: list[ColdPair]) -> dict[int, list[ColdPair]]:
+    return {w: [p for p in pairs if p.workers == w] for w in sorted({p.workers for p in pairs})}
+
+
+def _speedup(pairs: list[ColdPair]) -> float:
+    return statistics.median(p.speedup for p in pairs)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.pipeline.cold", description=__doc__)
-    parser.add_argument("folder", type=Path, help="a folder of PDFs")
+    parser.add_argument("inputs", nargs="+", type=Path, help="PDFs or folders of PDFs")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=2, help="pairs, each A then B")
-    parser.add_argument("--json", type=Path, help="also write each run as a JSON line here")
+    parser.add_argument("--json", type=Path, help="also write each pair as a JSON line here")
     args = parser.parse_args(argv)
+    files = [p for root in args.inputs for p in find_pdfs(root.expanduser().resolve())]
     become_subreaper()
-    folder = args.folder.expanduser().resolve()
     pairs = []
     for _ in range(args.repeat):
-        pair = run_pair(folder, args.workers)
+        pair = run_pair(files, args.workers)
         pairs.append(pair)
-        for run in pair:
-            row = {**asdict(run), "cpu_s": round(run.cpu_s, 3)}
-            print(json.dumps(row), flush=True)
-            if args.json is not None:
-                with args.json.open("a") as out:
-                    out.write(json.dumps(row) + "\n")
-    print(report(pairs))
+        print(pair.model_dump_json(), flush=True)
+        if args.json is not None:
+            with args.json.open("a") as out:
+                out.write(pair.model_dump_json() + "\n")
+    print("\n".join(report(pairs)))
     return 0
 
 
