@@ -59,17 +59,23 @@ def run(args: argparse.Namespace) -> int:
             ready = time.time()
             submission = Submission.upload(bucket, source)
             stream = JsonRecords(submission) if args.json else None
+            fetched: set[str] = set()
 
             def look(records: dict[str, JobRecord]) -> None:
                 if (failure := pipeline.runner_failure()) is not None:
                     raise failure  # nothing would convert what is left
+                # Each document's outputs as its record lands, while the others convert (only
+                # the last one's are left to fetch once every record is in), and before its
+                # JSON line, which may be read as "its files are there".
+                for rel in records.keys() - fetched:
+                    download(bucket, submission.record_key(rel), records[rel], where)
+                    fetched.add(rel)
                 if stream is not None:
                     stream(records)
 
             progress = await_with_progress(submission, on_records=look)
         except RunnerFailed as exc:
             raise usage(f"the runner stopped: {exc}") from None
-        submission.download(where)
     logs.close()
     if not args.json:
         out.print(records_table("pagefleet run", sorted(submission.records.items())))
