@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
             def look(records: dict[str, JobRecord]) -> None:
                 if (failure := pipeline.runner_failure()) is not None:
                     raise failure  # nothing would convert what is left
+                if len(records) == len(submission.uploads):
+                    pipeline.begin_stop()  # the stack winds down while the last outputs come
                 # Each document's outputs as its record lands, while the others convert (only
                 # the last one's are left to fetch once every record is in), and before its
                 # JSON line, which may be read as "its files are there".
