@@ -6,7 +6,6 @@ import ctypes
 import io
 import math
 import re
-import weakref
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -105,9 +104,11 @@ def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec, *, doc_first_page: int 
     pages = range(start, start + chunk.pages)
     try:
         part.import_pages(doc, list(pages))
-        dests = _relink_explicit(doc, part, pages)
-        buffer = io.BytesIO()
-        part.save(buffer)
+        data = _saved(part)
+        # Reading annotations loads (parses) each page: only where the chunk has a link.
+        dests = _relink_explicit(doc, part, pages) if b"/Subtype/Link" in data else []
+        if dests:
+            data = _saved(part)
     except Exception as exc:
         raise PagefleetError(
             ErrorCode.MALFORMED,
@@ -115,9 +116,13 @@ def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec, *, doc_first_page: int 
         ) from exc
     finally:
         part.close()
-    named = named_dests(doc)
-    dests += [(name, page - start, view) for page in pages for name, view in named.get(page, [])]
-    return with_named_dests(buffer.getvalue(), dests)
+    return with_named_dests(data, dests + _named_dests(doc, linked_names(data), pages))
+
+
+def _saved(doc: pdfium.PdfDocument) -> bytes:
+    buffer = io.BytesIO()
+    doc.save(buffer)
+    return buffer.getvalue()
 
 
 def cut_halves(
@@ -141,18 +146,24 @@ def cut_halves(
 # that names its destination (hyperref's /A << /S /GoTo /D (cite.x) >>, /Dest (name)) resolves
 # to nothing in the chunk: pdftext drops it or leaves it without a URL
 # (pdftext/pdf/links.py:100-136), so marker renders no link and no anchor for it. A chunk gets
-# back the destinations whose page it holds, as a name tree pointing at its own copy of the
-# page. One whose page is in another chunk is left out: its links then resolve to no page, as
-# a link with an explicit destination in another chunk does after the import (pdfium's
-# CPDF_PageOrganizer::UpdateReference drops any array that references a page it does not
-# copy), and marker renders their text without a link, as it does for those.
+# back, as a name tree pointing at its own copy of the page, each destination its links name
+# whose page it holds. One whose page is in another chunk is left out: its links then resolve
+# to no page, as a link with an explicit destination in another chunk does after the import
+# (pdfium's CPDF_PageOrganizer::UpdateReference drops any array that references a page it
+# does not copy), and marker renders their text without a link, as it does for those.
 
-# A page's named destinations: (name, view), the view as it follows the page in a destination
-# array ("/XYZ 72 700 null").
-PageDests = dict[int, list[tuple[str, str]]]
-# Reading them is quadratic in pdfium (FPDF_GetNamedDest walks the tree from its root for each
-# index: 0.75 s of CPU for 5,697 names), so once per open document, not once per chunk.
-_NAMED_DESTS: weakref.WeakKeyDictionary[pdfium.PdfDocument, PageDests] = weakref.WeakKeyDictionary()
+# The names a chunk's links use, read off the chunk PDF pdfium wrote: the value of a /D (an
+# action's) or /Dest (a link's) key that is a string or a name. pdfium writes every object
+# plainly and escapes ( ) and \ in a literal string (PDF_EncodeString), so a literal is
+# parentheses around escapes and other bytes. Asking pdfium for each name
+# (FPDF_GetNamedDestByName) is a search down the tree; reading every name of a document
+# (FPDF_GetNamedDest by index) walks the tree from its root for each one, 0.75 s of CPU for
+# the 5,697 of a 285-page hyperref manual, and grows with the square of their number.
+_DEST_VALUE = re.compile(
+    rb"/D(?:est)?\s*(?:\(((?:\\.|[^\\)])*)\)|<([0-9A-Fa-f\s]*)>|/([^\s/<>\[\]()%{}]+))",
+    re.DOTALL,
+)
+_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
 _VIEWS = {
     pdfium_c.PDFDEST_VIEW_FIT: "Fit",
     pdfium_c.PDFDEST_VIEW_FITH: "FitH",
@@ -162,46 +173,57 @@ _VIEWS = {
     pdfium_c.PDFDEST_VIEW_FITBH: "FitBH",
     pdfium_c.PDFDEST_VIEW_FITBV: "FitBV",
 }
-_NAME_BUFFER = 512
 
 
-def named_dests(doc: pdfium.PdfDocument) -> PageDests:
-    """The document's named destinations by the 0-based index of their page, as pdfium
-    resolves them: the /Names tree's first, then the old /Dests dictionary's; a name in both
-    is the tree's, as pdfium looks it up (CPDF_NameTree::LookupNamedDest)."""
-    if (cached := _NAMED_DESTS.get(doc)) is not None:
-        return cached
-    by_page: PageDests = {}
-    seen: set[str] = set()
-    raw = doc.raw
-    buffer = ctypes.create_string_buffer(_NAME_BUFFER)
-    for index in range(pdfium_c.FPDF_CountNamedDests(raw)):
-        size = ctypes.c_long(_NAME_BUFFER)
-        dest = pdfium_c.FPDF_GetNamedDest(raw, index, buffer, size)
-        name_buffer = buffer
-        if size.value < 0:  # too long for the buffer: ask its size, then read it
-            size = ctypes.c_long(0)
-            pdfium_c.FPDF_GetNamedDest(raw, index, None, size)
-            name_buffer = ctypes.create_string_buffer(size.value)
-            dest = pdfium_c.FPDF_GetNamedDest(raw, index, name_buffer, size)
-        if not dest:
-            continue
-        # UTF-16LE with a terminating NUL (fpdfview.h, FPDF_GetNamedDest).
-        name = name_buffer.raw[: max(size.value - 2, 0)].decode("utf-16-le", "replace")
-        if name in seen:  # the tree's, which pdfium looks up first
-            continue
-        seen.add(name)
-        page = pdfium_c.FPDFDest_GetDestPageIndex(raw, dest)
-        if page < 0:
-            continue
-        by_page.setdefault(page, []).append((name, _view(dest)))
-    _NAMED_DESTS[doc] = by_page
-    return by_page
+def linked_names(data: bytes) -> set[bytes]:
+    """The destination names (raw bytes) that the links in ``data``, a PDF pdfium wrote, use.
+    Bytes of a compressed stream that happen to read as one are harmless: a name is kept only
+    where the document has a destination of that name."""
+    names = set()
+    for literal, hexa, name in _DEST_VALUE.findall(data):
+        if name:
+            names.add(re.sub(rb"#([0-9A-Fa-f]{2})", lambda m: bytes.fromhex(m[1].decode()), name))
+        elif hexa or not literal:
+            digits = re.sub(rb"\s", b"", hexa)
+            names.add(bytes.fromhex((digits + b"0" * (len(digits) % 2)).decode()))
+        else:
+            names.add(_unescape(literal))
+    return names
+
+
+def _unescape(literal: bytes) -> bytes:
+    """A literal string's bytes (ISO 32000-2, 7.3.4.2)."""
+
+    def one(match: re.Match[bytes]) -> bytes:
+        code = match[1]
+        if code[:1].isdigit():
+            return bytes([int(code, 8) & 0xFF])
+        if code in (b"\r\n", b"\n", b"\r"):
+            return b""  # a line continued
+        return _ESCAPES.get(code, code)
+
+    return re.sub(rb"\\([0-7]{1,3}|\r\n|.)", one, literal, flags=re.DOTALL)
+
+
+def _named_dests(
+    doc: pdfium.PdfDocument, names: set[bytes], pages: range
+) -> list[tuple[bytes, int, str]]:
+    """(name, page of the chunk, view) of each of ``names`` that ``doc`` resolves to one of
+    ``pages``, as pdfium looks a link's name up (CPDF_NameTree::LookupNamedDest: the tree,
+    then the old /Dests dictionary)."""
+    dests = []
+    for name in sorted(names):
+        if b"\0" in name:
+            continue  # pdfium takes the name as a C string (UTF-16 names are left out)
+        dest = pdfium_c.FPDF_GetNamedDestByName(doc.raw, name)
+        if dest and (page := pdfium_c.FPDFDest_GetDestPageIndex(doc.raw, dest)) in pages:
+            dests.append((name, page - pages.start, _view(dest)))
+    return dests
 
 
 def _relink_explicit(
     doc: pdfium.PdfDocument, part: pdfium.PdfDocument, pages: range
-) -> list[tuple[str, int, str]]:
+) -> list[tuple[bytes, int, str]]:
     """Give back, by a name of the chunk's own, each link destination array of ``pages`` that
     the import dropped though its page is in the chunk: (name, page of ``part``, view) each.
 
@@ -210,7 +232,7 @@ def _relink_explicit(
     and UpdateReference then removes the key): a link to its own or an earlier page of the
     chunk keeps its /Dest, one to a later page loses it. Such a link's annotation gets /Dest
     (a name) again, the only kind of value pdfium's annotation calls write."""
-    dests: list[tuple[str, int, str]] = []
+    dests: list[tuple[bytes, int, str]] = []
     for at, source in enumerate(pages):
         src, dst = doc[source], part[at]
         try:
@@ -221,7 +243,7 @@ def _relink_explicit(
                 target = _dropped_dest(doc, src, dst, index)
                 if target is not None and target[0] in pages:
                     name = f"pagefleet.page{at + 1}.link{index}"
-                    dests.append((name, target[0] - pages.start, target[1]))
+                    dests.append((name.encode(), target[0] - pages.start, target[1]))
                     annot = pdfium_c.FPDFPage_GetAnnot(dst.raw, index)
                     value = ctypes.create_string_buffer((name + "\0").encode("utf-16-le"))
                     pointer = ctypes.cast(value, pdfium_c.FPDF_WIDESTRING)
@@ -285,20 +307,33 @@ def _number(value: float) -> str:
     return "0" if text in ("", "-0") else text
 
 
-def _pdf_string(text: str) -> bytes:
-    """A PDF text string that pdfium decodes back to ``text`` (PDF_DecodeText): a literal
-    string where ASCII says it, else UTF-16BE with its byte order mark."""
-    if all(" " <= ch <= "~" for ch in text):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        return b"(" + escaped.encode("ascii") + b")"
-    return b"<FEFF" + text.encode("utf-16-be").hex().upper().encode("ascii") + b">"
+def _pdf_string(raw: bytes) -> bytes:
+    """``raw`` as a PDF string of the same bytes, so that pdfium decodes it (PDF_DecodeText) to
+    what it decodes the link's name to: a literal where it is printable ASCII, else hex."""
+    if all(32 <= byte <= 126 for byte in raw):
+        return b"(" + re.sub(rb"([()\\])", rb"\\\1", raw) + b")"
+    return b"<" + raw.hex().upper().encode("ascii") + b">"
+
+
+def _text(raw: bytes) -> str:
+    """The text pdfium compares a name tree's keys by (PDF_DecodeText): UTF-16 or UTF-8 after a
+    byte order mark, else PDFDocEncoding, taken as Latin-1 here (the two differ only in
+    control and typographic characters, which order keys no differently in practice)."""
+    for bom, codec in (
+        (b"\xfe\xff", "utf-16-be"),
+        (b"\xff\xfe", "utf-16-le"),
+        (b"\xef\xbb\xbf", "utf-8"),
+    ):
+        if raw.startswith(bom):
+            return raw[len(bom) :].decode(codec, "replace")
+    return raw.decode("latin-1")
 
 
 _TRAILER = re.compile(rb"trailer\s*<<(.*?)>>\s*startxref\s+(\d+)\s*%%EOF\s*$", re.DOTALL)
 _REF = rb"(\d+)\s+(\d+)\s+R"
 
 
-def with_named_dests(data: bytes, dests: list[tuple[str, int, str]]) -> bytes:
+def with_named_dests(data: bytes, dests: list[tuple[bytes, int, str]]) -> bytes:
     """``data``, a PDF that pdfium saved, with ``dests`` (name, 0-based page, view) as its
     catalog's /Names -> /Dests tree: an incremental update (ISO 32000-2, 7.5.6), one new leaf
     node and the catalog rewritten, as pypdfium2 has no call that writes a catalog entry.
@@ -320,7 +355,7 @@ def with_named_dests(data: bytes, dests: list[tuple[str, int, str]]) -> bytes:
     kids = re.findall(_REF, _match(rb"/Kids\s*\[(.*?)\]", pages).group(1))
     names = b" ".join(
         _pdf_string(name) + b" [%s %s R %s]" % (*kids[page], view.encode("ascii"))
-        for name, page, view in sorted(dests)
+        for name, page, view in sorted(dests, key=lambda dest: _text(dest[0]))
     )
     tree = size
     objects = [

@@ -4,16 +4,18 @@ whose page is in another chunk leads nowhere, whether it names its destination o
 
 from __future__ import annotations
 
+import ctypes
 import re
 from pathlib import Path
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 import pytest
 from fpdf import FPDF
 from pdftext.pdf.links import get_links
 
 from pagefleet.models import ChunkSpec
-from pagefleet.pdf import cut_chunk, cut_halves, named_dests
+from pagefleet.pdf import cut_chunk, cut_halves, linked_names
 from tests.conftest import corpus_dir
 
 PAGES = 6
@@ -98,10 +100,16 @@ def test_a_link_out_of_the_chunk_leads_nowhere_by_name_as_by_page(tmp_path) -> N
     for page in (2, 3):
         links = link_targets(part, page - 2, 2)
         assert {link[1] for link in links} == {t for t in TARGETS[page] if 2 <= t <= 3}
-    names = {name for names in named_dests(part).values() for name, _ in names}
-    # The document's names of its two pages, and the chunk's own for the array pdfium dropped
-    # (page 2's link to page 3).
-    assert names == {"sec2", "sec3", "pagefleet.page1.link1"}
+    names = set()
+    for index in range(pdfium_c.FPDF_CountNamedDests(part.raw)):
+        size = ctypes.c_long(0)
+        pdfium_c.FPDF_GetNamedDest(part.raw, index, None, size)
+        buffer = ctypes.create_string_buffer(size.value)
+        pdfium_c.FPDF_GetNamedDest(part.raw, index, buffer, size)
+        names.add(buffer.raw[: size.value - 2].decode("utf-16-le"))
+    # Page 2 links to 3 and 6, page 3 to 4 and 1: the one name its links use of its own pages,
+    # and its own name for the array of page 2's link to page 3, which pdfium dropped.
+    assert names == {"sec3", "pagefleet.page1.link1"}
 
 
 def test_halves_of_a_chunk_keep_their_links(tmp_path) -> None:
@@ -131,8 +139,8 @@ def test_the_update_is_a_well_formed_incremental_update(tmp_path) -> None:
     for number, offset, generation in entries:
         start = int(offset)
         assert data[start : start + 32].startswith(b"%d %d obj" % (int(number), int(generation)))
-    prev = int(re.search(rb"/Prev (\d+)", update).group(1))
-    assert data[prev:].startswith(b"xref")
+    prev = re.search(rb"/Prev (\d+)", update)
+    assert prev is not None and data[int(prev.group(1)) :].startswith(b"xref")
     assert data.endswith(b"%%EOF\n")
 
 
@@ -156,3 +164,14 @@ def test_a_hyperref_paper_keeps_its_links_in_chunks(first: int, last: int) -> No
     205, 2 lead to no page in the whole document either."""
     doc = pdfium.PdfDocument(corpus_dir("real") / "unstructured__dpr-multi-column.pdf")
     assert assert_links_kept(doc, first, last) > 0
+
+
+def test_the_names_links_use_are_read_as_pdfium_wrote_them() -> None:
+    """Literal strings with pdfium's escapes, hex strings and names, as the /D of an action
+    and the /Dest of a link; other keys' strings are not names."""
+    data = (
+        rb"<</A<</D(sec\(1\)\\a\101)/S/GoTo>>>> <</Dest<7365 632>>> <</Dest/fig#2E1>>"
+        rb" <</Dest[3 0 R /XYZ 0 0 null]>> <</T(not a name)/Dest (two\
+lines)>>"
+    )
+    assert linked_names(data) == {b"sec(1)\\aA", b"sec ", b"fig.1", b"twolines"}
