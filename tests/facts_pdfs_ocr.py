@@ -1,6 +1,6 @@
-"""Scans whose text must come from OCR, and how well: written with fpdf2, their page images
-drawn with Pillow's own font (no system font needed); their facts in
-bench/quality/facts/generated_ocr.tsv.
+"""Scans whose text must come from OCR, and how well, and an article whose outline titles are
+set in the body's type: written with fpdf2, the page images drawn with Pillow's own font (no
+system font needed); their facts in bench/quality/facts/generated_ocr.tsv.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import TextMode
 from PIL import Image, ImageDraw, ImageFont
+
+from tests.layout_pdfs import LOREM
 
 # The page's words, as the image shows them.
 SCAN_LINES = [
@@ -76,3 +78,22 @@ def tight_latin_scan(folder: Path) -> Path:
     """A scan of Latin text whose word gaps are narrow, no text layer."""
     image = _image(folder, TIGHT_LINES, 0.15, "tight_latin_scan.png")
     return _scan(folder, image, "tight_latin_scan.pdf")
+
+
+def centred_section_titles(folder: Path) -> Path:
+    """An article whose bookmarked section titles are set as a physics journal sets them:
+    centred capitals in the body's size and weight, no space above the text under them."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.set_margins(72, 72, 72)
+    pdf.add_page()
+    pdf.set_font("Times", "B", 16)
+    pdf.multi_cell(0, 20, "Tidal Currents in Shallow Estuaries", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(8)
+    for number, title in (("I.", "Introduction"), ("II.", "Observations of the flow")):
+        pdf.start_section(f"{number} {title}", level=0)
+        pdf.set_font("Times", "", 10)
+        pdf.multi_cell(0, 12, f"{number} {title.upper()}", new_x="LMARGIN", new_y="NEXT", align="C")
+        pdf.multi_cell(0, 12, f"SECTION{number[:-1]} " + LOREM * 2, new_x="LMARGIN", new_y="NEXT")
+    path = folder / "centred_section_titles.pdf"
+    pdf.output(str(path))
+    return path
