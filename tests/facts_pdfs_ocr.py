@@ -97,3 +97,34 @@ def centred_section_titles(folder: Path) -> Path:
     path = folder / "centred_section_titles.pdf"
     pdf.output(str(path))
     return path
+
+
+def split_outline_titles(folder: Path) -> Path:
+    """A manual whose bookmarked titles are set on two lines that read as two blocks, the
+    first holding most of the bookmark's words by itself: a deep section number and its date
+    above the bold title, and a title in large type whose last word stands on a line apart."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.set_margins(72, 72, 72)
+    pdf.add_page()
+    for number, title in (("2.3.1.4", "Transport"), ("2.3.1.5", "Deposition")):
+        pdf.start_section(f"{number} {title}", level=0)
+        pdf.set_font("Helvetica", "", 10)
+        pdf.multi_cell(0, 12, f"{number} (01-17-2023)", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "B", 10)
+        pdf.multi_cell(0, 12, title, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(10)
+        pdf.set_font("Helvetica", "", 10)
+        pdf.multi_cell(0, 12, LOREM * 2, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(10)
+    pdf.add_page()
+    pdf.start_section("How to contribute to Surveys", level=0)
+    pdf.set_font("Helvetica", "B", 24)
+    pdf.cell(0, 28, "How to contribute to", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(12)
+    pdf.cell(0, 28, "Surveys", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(20)
+    pdf.set_font("Helvetica", "", 10)
+    pdf.multi_cell(0, 12, LOREM * 2, new_x="LMARGIN", new_y="NEXT")
+    path = folder / "split_outline_titles.pdf"
+    pdf.output(str(path))
+    return path

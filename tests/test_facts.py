@@ -120,6 +120,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs.indicator_sheet,
     # Bookmarked section titles centred in the body's type, no space above the text under them.
     facts_pdfs_ocr.centred_section_titles,
+    # Bookmarked titles set on two lines read as two blocks, the first holding most words.
+    facts_pdfs_ocr.split_outline_titles,
 ]
 
 
