@@ -80,3 +80,9 @@ def test_a_latin_page_reads_no_cjk_and_keeps_its_word_gaps() -> None:
 def test_a_cjk_page_reads_as_the_model_reads_it() -> None:
     line = _steps({"河": 0.9}, {" ": 0.1}, {"水": 0.9}, {"l": 0.6, "1": 0.3})
     assert [t for t, _ in _decode_page([line], DICTIONARY)] == ["河水l"]
+
+
+def test_a_narrow_gap_needs_a_likelier_space() -> None:
+    narrow = _steps({"a": 0.9}, {" ": 0.05}, {}, {"b": 0.9})
+    wide = _steps({"a": 0.9}, {" ": 0.05}, {}, {}, {"b": 0.9})
+    assert [t for t, _ in _decode_page([narrow, wide], DICTIONARY)] == ["ab", "a b"]

@@ -41,10 +41,14 @@ _CJK_FROM = 0x2E80
 # A page whose letters are less than this share Han, kana or Hangul is a page of another
 # script, and the CJK characters read on it are the dictionary's guesses, not the page's.
 _CJK_PAGE_SHARE = 0.1
-# On such a page, a step before a letter or digit where the space scores this much is a word
-# gap: on the working set's scans the model gives the gaps it sets no space in 0.03-0.48,
-# and the steps inside a word under 0.01 (ocrmypdf's francais.pdf, c02-22.pdf, linn.pdf).
-_GAP_SPACE = 0.02
+# On such a page, the steps between two characters (the second a letter or digit) are a word
+# gap where the space scores this much at one of them, or the lower score over this many
+# steps: on the working set's scans the model gives the gaps it sets no space in 0.03-0.48,
+# over 2-6 steps, and the steps inside a word under 0.01 but for narrow ones ("Assemb|ly"
+# of pdfminer's service bulletin: 0.05 over 2 steps).
+_GAP_SPACE = 0.1
+_WIDE_GAP_SPACE = 0.02
+_WIDE_GAP_STEPS = 3
 # A word whose letters are capitals but one or more lowercase "l" (read for "1" or "I":
 # "AA-l" for "AA-1"), of at least this many capitals.
 _CAPITALS = 2
@@ -186,7 +190,8 @@ def _decode(steps: np.ndarray, dictionary: _Dictionary, *, latin: bool) -> tuple
         char = int(best[step])
         if chars and dictionary.alnum[char] and chars[-1][0] != dictionary.space:
             gap = steps[chars[-1][1] + 1 : step, dictionary.space]
-            if len(gap) and gap.max() >= _GAP_SPACE:
+            likely = gap.max() if len(gap) else 0.0
+            if likely >= _GAP_SPACE or (likely >= _WIDE_GAP_SPACE and len(gap) >= _WIDE_GAP_STEPS):
                 chars.append((dictionary.space, -1))
         chars.append((char, step))
     text = [dictionary.characters[char] for char, _ in chars]
