@@ -11,7 +11,7 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import facts_pdfs, layout_pdfs
+from tests import facts_pdfs, facts_pdfs_ocr, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -118,6 +118,10 @@ GENERATED: list[Callable[[Path], Path]] = [
     # Rows of one run each, values set apart from a long label: cut for a table to take,
     # which none does, so each reads back as one line.
     facts_pdfs.indicator_sheet,
+    # Bookmarked section titles centred in the body's type, no space above the text under them.
+    facts_pdfs_ocr.centred_section_titles,
+    # Bookmarked titles set on two lines read as two blocks, the first holding most words.
+    facts_pdfs_ocr.split_outline_titles,
 ]
 
 
