@@ -11,7 +11,7 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import facts_pdfs, layout_pdfs
+from tests import facts_pdfs, facts_pdfs_ruled, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -118,6 +118,12 @@ GENERATED: list[Callable[[Path], Path]] = [
     # Rows of one run each, values set apart from a long label: cut for a table to take,
     # which none does, so each reads back as one line.
     facts_pdfs.indicator_sheet,
+    # A ruled table with a title row and a column of cells merged across rows (HTML rowspan).
+    facts_pdfs_ruled.ruled_roster,
+    # A ruled head of two rows: a label over two columns, their labels under a partial rule.
+    facts_pdfs_ruled.ruled_school_head,
+    # Rules drawn as thin boxes beside shaded cell boxes, and a cell's text wrapped in it.
+    facts_pdfs_ruled.ruled_shaded_wraps,
 ]
 
 
