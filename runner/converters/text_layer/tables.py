@@ -79,14 +79,16 @@ def ruled_tables(
             continue
         ys, regions = found
         runs = _runs(chars, xs, ys)
+        head = len(ys)
         ys, regions = _split_head(xs, ys, regions, runs)
+        head = 1 + len(ys) - head
         regions = _split_unruled(regions, xs, ys, runs)
         # Cells that span are a table's exception: where most of the grid is spanned, the
         # rules frame a form or a layout of boxes, not a table.
         single = sum(1 for region in regions if region[2] == region[3] == 1)
         if _SPANNED * single < (len(xs) - 1) * (len(ys) - 1):
             continue
-        rows, spans = _cells(chars, xs, ys, regions)
+        rows, spans = _cells(chars, xs, ys, regions, head)
         filled = sum(1 for row in rows for cell in row if cell)
         if filled and not (_SPARSE * filled < sum(map(len, rows)) and _plotted(xs, ys, others)):
             table: TableBlock = {"bbox": _grid_bbox(xs, ys), "rows": rows}
@@ -338,14 +340,14 @@ def _grid_bbox(xs: list[float], ys: list[float]) -> Bbox:
 
 
 def _cells(
-    chars: PageChars, xs: list[float], ys: list[float], regions: list[Region]
+    chars: PageChars, xs: list[float], ys: list[float], regions: list[Region], head: int
 ) -> tuple[list[list[str]], list[list[int]]]:
     """The text of each cell of a grid (its characters, by their centres, in content order),
     as rows as wide as the grid, and the cells that span: [row, column, rows, columns].
 
     A row between two rules that holds several rows of text (a table ruled only above and
-    below its body) is cut into those rows (see :func:`_text_rows`), unless it is the head
-    row or a cell spans it and the rows beside.
+    below its body) is cut into those rows (see :func:`_text_rows`), unless it is one of the
+    ``head`` rows or a cell spans it and the rows beside.
     """
     cx = (chars.boxes[:, 0] + chars.boxes[:, 2]) / 2
     cy = (chars.boxes[:, 1] + chars.boxes[:, 3]) / 2
@@ -372,8 +374,8 @@ def _cells(
     for r in range(nr):
         slot = {i: j for j, k in enumerate(starting[r]) for i in members[k]}
         chars_of_row = sorted(slot)
-        # The first row of several is the head, whose labels may wrap alike in every column.
-        whole = r in tall or r == 0 < nr - 1
+        # The head's labels may wrap alike in every column.
+        whole = r in tall or r < head < nr
         for sub in [chars_of_row] if whole else _text_rows(chars_of_row, chars, slot):
             pieces: list[list[str]] = [[] for _ in starting[r]]
             for i in sub:
