@@ -1,10 +1,11 @@
 """Ruled tables: the grids a page's rules draw, each cell's text read from inside its rules.
 
 A rule is a path object thin and long enough, or a side of a framed cell, taken as a segment
-in page coordinates (origin top-left). A table is a connected set of rules where every
-horizontal rule spans the whole table width and every vertical rule the whole height, with at
-least two rows and two columns: merged or partial cells make the grid ambiguous, and such a
-table is left to the text flow instead.
+in page coordinates (origin top-left). A table is a connected set of rules with at least two
+rows and two columns, its cells the rectangles its rules close: a rule that stops short
+merges the cells on either side of it into one that spans rows or columns (written as HTML,
+see :func:`pagefleet.layout.writer.html_table`). Rules that close no rectangles, or a grid
+most of whose cells span, draw no table, and its text is left to the text flow.
 
 All of it is here, at extraction, beside the character extraction, and not in
 :mod:`pagefleet.layout.tables` beside the tables without rules: a ruled table is read from what
