@@ -270,7 +270,11 @@ def _split_unruled(
     label over a group of columns, across their edges or beside none of their text, spans
     them."""
     out: list[Region] = []
-    for r0, c0, rows, cols in regions:
+    for region in regions:
+        r0, c0, rows, cols = region
+        if cols == 1:
+            out.append(region)
+            continue
         left, right = xs[c0], xs[c0 + cols]
         top, bottom = ys[r0], ys[r0 + rows]
         inside = [(a, b) for a, b, y, _ in runs if top < y < bottom and left < (a + b) / 2 < right]
