@@ -17,6 +17,7 @@ the layout's lines alone, which is what the layout package works on.
 
 from __future__ import annotations
 
+import ctypes
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
@@ -58,6 +59,7 @@ def ruled_tables(
     horizontal: list[Segment] = []
     vertical: list[Segment] = []
     others: list[tuple[float, float, Any]] = []  # centres of the paths that are no rule
+    boxes: list[tuple[float, float, float, float, int | None]] = []
     for x0, y0, x1, y1, obj in objects.paths:
         # To top-left page coordinates.
         x0, x1, y0, y1 = x0 - left, x1 - left, top - y1, top - y0
@@ -67,10 +69,12 @@ def ruled_tables(
         elif w <= _RULE and h >= _MIN_RULE:
             vertical.append(((x0 + x1) / 2, y0, y1))
         elif w >= _MIN_RULE and h >= _MIN_RULE and _is_rectangle(obj):
-            horizontal += [(y0, x0, x1), (y1, x0, x1)]
-            vertical += [(x0, y0, y1), (x1, y0, y1)]
+            boxes.append((x0, y0, x1, y1, _fill_only(obj)))
         else:
             others.append(((x0 + x1) / 2, (y0 + y1) / 2, obj))
+    for x0, y0, x1, y1 in _visible_boxes(boxes):
+        horizontal += [(y0, x0, x1), (y1, x0, x1)]
+        vertical += [(x0, y0, y1), (x1, y0, y1)]
     if len(horizontal) < 3 or len(vertical) < 3:
         return []
     tables: list[TableBlock] = []
@@ -264,22 +268,39 @@ def _runs(chars: PageChars, xs: list[float], ys: list[float]) -> list[Run]:
 def _split_unruled(
     regions: list[Region], xs: list[float], ys: list[float], runs: list[Run]
 ) -> list[Region]:
-    """Cells spanning columns, cut at the column edges inside them that no run of their text
-    crosses and that have text on both sides (or none at all): a grid ruled around groups of
-    columns (the columns' own rules drawn in a total row only) keeps its columns, while a
-    label over a group of columns, across their edges or beside none of their text, spans
-    them."""
+    """Cells that span, cut at the edges inside them that no run of their text crosses and
+    that have text on both sides (or none at all): a grid ruled around groups of columns or
+    rows (the columns' own rules drawn in a total row only, a row's rules in some columns
+    only) keeps its columns and rows, while a label over a group of columns, across their
+    edges or beside none of their text, spans them. Cells of the first row are not cut
+    across: a head's labels wrap past the rules beside them."""
+    along = [(a, b, y) for a, b, y, _ in runs]
+    regions = _cut(regions, xs, ys, along)
+    down = [(y - size / 2, y + size / 2, (a + b) / 2) for a, b, y, size in runs]
+    flipped = [(c, r, w, h) for r, c, h, w in regions if r > 0]
+    kept = [region for region in regions if region[0] == 0]
+    return kept + [(r, c, h, w) for c, r, w, h in _cut(flipped, ys, xs, down)]
+
+
+def _cut(
+    regions: list[Region],
+    edges: list[float],
+    across: list[float],
+    runs: list[tuple[float, float, float]],
+) -> list[Region]:
+    """Regions (first across, first along, count across, count along) cut at their inner
+    ``edges`` that ``runs`` (start, end along; middle across) leave free (see :func:`_cuts`)."""
     out: list[Region] = []
     for region in regions:
         r0, c0, rows, cols = region
         if cols == 1:
             out.append(region)
             continue
-        left, right = xs[c0], xs[c0 + cols]
-        top, bottom = ys[r0], ys[r0 + rows]
-        inside = [(a, b) for a, b, y, _ in runs if top < y < bottom and left < (a + b) / 2 < right]
-        edges = [c0, *_cuts(inside, xs, c0, cols, bool(inside)), c0 + cols]
-        out += [(r0, s, rows, e - s) for s, e in pairwise(edges)]
+        low, high = edges[c0], edges[c0 + cols]
+        top, bottom = across[r0], across[r0 + rows]
+        inside = [(a, b) for a, b, m in runs if top < m < bottom and low < (a + b) / 2 < high]
+        cuts = [c0, *_cuts(inside, edges, c0, cols, bool(inside)), c0 + cols]
+        out += [(r0, s, rows, e - s) for s, e in pairwise(cuts)]
     return out
 
 
@@ -450,6 +471,44 @@ def _text_rows(members: list[int], chars: PageChars, columns: Mapping[int, int])
             last[columns[i]] = row_of[band_of[i]]
         out[last[columns[i]]].append(i)
     return [sub for sub in out if sub]
+
+
+def _fill_only(obj: Any) -> int | None:
+    """The fill colour (RGBA packed) of a path filled and not stroked; None otherwise."""
+    mode, stroke = ctypes.c_int(), ctypes.c_int()
+    if not pdfium_c.FPDFPath_GetDrawMode(obj, mode, stroke) or stroke.value or not mode.value:
+        return None
+    r, g, b, a = (ctypes.c_uint() for _ in range(4))
+    if not pdfium_c.FPDFPageObj_GetFillColor(obj, r, g, b, a):
+        return None
+    return r.value << 24 | g.value << 16 | b.value << 8 | a.value
+
+
+def _visible_boxes(
+    boxes: list[tuple[float, float, float, float, int | None]],
+) -> list[tuple[float, float, float, float]]:
+    """The boxes whose edges show: a box filled and not stroked inside another filled box of
+    its colour draws no edge of its own (a spreadsheet's cell padding), so its sides are no
+    rules."""
+    if len(boxes) < 2:
+        return [box[:4] for box in boxes]
+    frame = np.array([box[:4] for box in boxes])
+    fills = np.array([-1 if box[4] is None else box[4] for box in boxes])
+    out = []
+    for k, (x0, y0, x1, y1, fill) in enumerate(boxes):
+        if fill is not None:
+            around = (
+                (frame[:, 0] <= x0)
+                & (frame[:, 1] <= y0)
+                & (frame[:, 2] >= x1)
+                & (frame[:, 3] >= y1)
+                & (fills == fill)
+            )
+            around[k] = False
+            if around.any():
+                continue
+        out.append((x0, y0, x1, y1))
+    return out
 
 
 def _is_rectangle(obj: Any) -> bool:
