@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from pagefleet.layout.writer import html_table
-from runner.converters.text_layer.tables import _cell_regions, _merge, _split_unruled
+from runner.converters.text_layer.tables import (
+    _cell_regions,
+    _merge,
+    _split_unruled,
+    _visible_boxes,
+)
 
 
 def test_a_rule_beside_shaded_cell_boxes_is_one_rule() -> None:
@@ -67,3 +72,26 @@ def test_spanning_cells_are_written_as_html_with_a_head_of_two_rows() -> None:
     # A first column merged down the body is no head.
     body = html_table([["Region", "City"], ["North", "Oslo"], ["", "Bodo"]], [[1, 0, 2, 1]])
     assert body.count("<th>") == 2 and '<td rowspan="2">North</td>' in body
+
+
+def test_a_padding_box_inside_a_box_of_its_colour_draws_no_rules() -> None:
+    blue, white = 0x548ED4FF, 0xFFFFFFFF
+    cell, padding = (70.8, 72.2, 395.0, 100.4, blue), (73.3, 88.3, 392.3, 98.4, blue)
+    stroked = (73.3, 88.3, 392.3, 98.4, None)  # an outline shows, whatever it lies in
+    other = (73.3, 88.3, 392.3, 98.4, white)  # another colour shows against the box
+    assert _visible_boxes([cell, padding, stroked, other]) == [
+        b[:4] for b in (cell, stroked, other)
+    ]
+
+
+def test_a_cell_spanning_rows_is_cut_where_its_lines_sit_in_the_rows_beside() -> None:
+    xs, ys = [0.0, 100.0, 140.0], [0.0, 20.0, 40.0, 60.0]
+    # Below the head, the first column's two rows are one ruled cell holding one line each.
+    lines = [(5.0, 60.0, 30.0, 8.0), (5.0, 70.0, 50.0, 8.0), (110.0, 130.0, 30.0, 8.0)]
+    regions = [(0, 0, 1, 1), (0, 1, 1, 1), (1, 0, 2, 1), (1, 1, 1, 1), (2, 1, 1, 1)]
+    assert sorted(_split_unruled(regions, xs, ys, lines)) == sorted(
+        [(0, 0, 1, 1), (0, 1, 1, 1), (1, 0, 1, 1), (2, 0, 1, 1), (1, 1, 1, 1), (2, 1, 1, 1)]
+    )
+    # One label in the middle of the rows it spans: it stays one cell for both.
+    label = [(5.0, 60.0, 40.0, 8.0)]
+    assert (1, 0, 2, 1) in _split_unruled(regions, xs, ys, label)
