@@ -27,7 +27,7 @@ LIST_MARKER = re.compile(
 # A figure's or table's caption: it stays text beside a picture, and ends a paragraph.
 CAPTION = re.compile(
     r"^\W*(?=[A-Z])(?i:fig(?:ure)?s?|tab(?:le)?s?|abb(?:ildung)?|chart|graph|diagram|scheme|"
-    r"plate|map|listing|exhibit|illustration|photo)\.?\s*(?:\d|[IVX]+\b)"
+    r"plate|map|listing|exhibit|illustration|photo)\.?\s*(?:\d|[IVX]+\b|[A-Z]\.?\d)"
 )
 
 
