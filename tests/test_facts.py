@@ -11,7 +11,7 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import facts_pdfs, layout_pdfs
+from tests import facts_pdfs, facts_pdfs_furniture, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -118,6 +118,16 @@ GENERATED: list[Callable[[Path], Path]] = [
     # Rows of one run each, values set apart from a long label: cut for a table to take,
     # which none does, so each reads back as one line.
     facts_pdfs.indicator_sheet,
+    # A running foot that a large formula comes close to on one page, no gap setting it off.
+    facts_pdfs_furniture.journal_article,
+    # Running heads on one page each whose page numbers run with the pages (56, 57).
+    facts_pdfs_furniture.numbered_heads,
+    # A page label ("GE98") atop each page, as close to the title as the body's lines.
+    facts_pdfs_furniture.abstract_book,
+    # Section numbers at the margin, their larger, bold titles at a tab stop.
+    facts_pdfs_furniture.tab_stop_headings,
+    # Arabic whose lam-alef ligatures the text layer gives alef first, a Latin word run in.
+    facts_pdfs_furniture.rtl_ligatures,
 ]
 
 

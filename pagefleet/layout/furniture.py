@@ -51,8 +51,11 @@ _SIDE = 0.15
 _HEAD_WORDS = 15
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
+# A page number: "12", "- 12 -", "Page 12 of 40", "xii", or a page label with a letter prefix
+# ("A-3" in an appendix, "S12" in a supplement, "GE98" in a book of abstracts).
 _PAGE_NUMBER = re.compile(
-    r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
+    r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6}|[a-z]{1,3}[-.]?#)(?:\s*(?:of|/)\s*#)?[-–—\s]*$",
+    re.IGNORECASE,
 )
 # A running head's page number: a number apart from the words at the line's start or end.
 _FOLIO = re.compile(r"^(\d{1,4})\s+\D.*[^\W\d_]|[^\W\d_].*\D\s(\d{1,4})$")
@@ -215,15 +218,23 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
         return
     # The outermost rows where no gap set them off: the lines level with the first (last).
     if not heads:
-        for _, bottom_y, bi, li, line in placed:
-            if line["bbox"][1] >= placed[0][1] or bottom_y > top_edge:
-                break
-            yield TOP_EDGE, bi, li, line
+        row = [item for item in placed if item[0] < placed[0][1] and item[1] <= top_edge]
+        yield from _edge_row("top", row)
     if feet == len(placed):
         last = max(item[0] for item in placed)
-        for top_y, _, bi, li, line in placed[heads:]:
-            if line["bbox"][3] > last and top_y >= bottom_edge:
-                yield BOTTOM_EDGE, bi, li, line
+        row = [item for item in placed[heads:] if item[1] > last and item[0] >= bottom_edge]
+        yield from _edge_row("bottom", row)
+
+
+def _edge_row(band: str, row: list[_Placed]) -> Iterator[tuple[str, int, int, Line]]:
+    """The lines of a page's outermost row that no gap sets off: a page number alone in the
+    row is a candidate of ``band`` as if set off (a table's row has cells beside it); other
+    lines are edge candidates."""
+    if len(row) == 1 and _PAGE_NUMBER.match(_furniture_key(line_text(row[0][4]))):
+        yield band, row[0][2], row[0][3], row[0][4]
+        return
+    for _, _, bi, li, line in row:
+        yield band + EDGE, bi, li, line
 
 
 def _rotated(line: Line) -> bool:

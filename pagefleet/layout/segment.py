@@ -310,6 +310,12 @@ def _joined(prev: Line, line: Line) -> Line:
     return merged
 
 
+# A section's number alone ("1.", "2.3", "A.", "IV."), and how far (in sizes) its title may
+# stand from it on the row.
+_SECTION_NUMBER = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[A-Z]\.|[IVX]{1,4}\.)\s*$")
+_TAB_STOP = 6.0
+
+
 def _same_row(a: Line, b: Line) -> bool:
     (_, ay0, ax1, ay1), (bx0, by0, _, by1) = a["bbox"], b["bbox"]
     overlap = min(ay1, by1) - max(ay0, by0)
@@ -318,7 +324,14 @@ def _same_row(a: Line, b: Line) -> bool:
     # A combining mark (a Thai vowel or tone above its consonant) overlaps the letter it
     # sits on; the text layer may cut the line before or after it.
     least = -size if _marked(line_text(a)[-1:]) or _marked(line_text(b)[:1]) else -1.0
-    return overlap >= 0.6 * min(ay1 - ay0, by1 - by0) and least <= gap <= size
+    if overlap < 0.6 * min(ay1 - ay0, by1 - by0) or gap < least:
+        return False
+    # A heading's number set at a tab stop before its title, which is bolder or larger.
+    return gap <= size or (
+        gap <= _TAB_STOP * size
+        and bool(_SECTION_NUMBER.match(line_text(a)))
+        and (_is_bold(b) > _is_bold(a) or size > 1.1 * line_size(a))
+    )
 
 
 def _marked(char: str) -> bool:
