@@ -175,9 +175,7 @@ def rtl_ligatures(folder: Path) -> Path:
         f"{len(codes)} beginbfchar {bfchar} endbfchar endcmap CMapName currentdict /CMap "
         "defineresource pop end end"
     ).encode()
-    procs = [
-        f"{w} 0 0 0 {w} 700 d1" + ("" if w == 250 else " 20 0 460 600 re f") for w in widths
-    ]
+    procs = [f"{w} 0 0 0 {w} 700 d1" + ("" if w == 250 else " 20 0 460 600 re f") for w in widths]
     names = " ".join(f"/g{code}" for code in codes.values())
     charprocs = " ".join(f"/g{code} {6 + code} 0 R" for code in codes.values())
     objects = [
@@ -207,4 +205,31 @@ def rtl_ligatures(folder: Path) -> Path:
     )
     path = folder / "rtl_ligatures.pdf"
     path.write_bytes(bytes(out))
+    return path
+
+
+def statistical_table_page(folder: Path) -> Path:
+    """One page of a statistical yearbook: a table set small, its notes, and straight under
+    them, no further apart than the notes' lines, the running foot: the page number and the
+    chapter's title at the left, set larger than the table, the book's title at the right."""
+    pdf = FPDF(unit="pt", format=(420, 660))
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 8)
+    pdf.text(36, 40, "Table 12. Gauging Stations by District: 2025")
+    pdf.set_font("Helvetica", "", 6)
+    y = 60.0
+    for i in range(80):
+        pdf.text(36, y, f"District {i + 1} ....................")
+        pdf.text(250, y, f"{(i * 37) % 500 + 20}")
+        pdf.text(320, y, f"{(i * 53) % 900 + 100}")
+        y += 6.5
+    pdf.text(36, y + 2, "1 Stations read at least once a week.")
+    pdf.text(36, y + 8.5, "Source: River Survey Office, annual returns.")
+    pdf.set_font("Helvetica", "B", 8)
+    pdf.text(36, y + 16.5, "206 Water, Rivers, and Floods")
+    pdf.set_font("Helvetica", "", 6)
+    pdf.text(200, y + 22, "River Survey Office, Statistical Yearbook: 2026")
+    path = folder / "statistical_table_page.pdf"
+    pdf.output(str(path))
     return path

@@ -128,6 +128,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_furniture.tab_stop_headings,
     # Arabic whose lam-alef ligatures the text layer gives alef first, a Latin word run in.
     facts_pdfs_furniture.rtl_ligatures,
+    # A one-page table whose running foot (page number, chapter) sits right under its notes.
+    facts_pdfs_furniture.statistical_table_page,
 ]
 
 

@@ -5,10 +5,12 @@ A page's candidates are the lines in its top or bottom margin that are set off f
 the rotated lines beside the body, and its pictures; a candidate is furniture when its text,
 digits ignored, recurs in the same margin on enough of the document's pages, or when it is only
 a page number, or a rotated line in a side margin, or, in a document too short to show
-repetition, a top-margin line smaller than the page's body text, or when the number it starts or
-ends with runs with the page numbers (56 on one page, 57 on the next) on enough pages; a line in
-the page's outermost row that no gap sets off is furniture when its text is furniture where a
-gap does set it off; a picture is furniture when it recurs on enough pages.
+repetition, a top-margin line smaller than the page's body text or a bottom line led or ended by
+its page number and no smaller than the body text, or when the number it starts or ends with
+runs with the page numbers (56 on one page, 57 on the next) on enough pages; a line in the page's
+outermost row that no gap sets off is furniture when its text is furniture where a gap does set
+it off, or when it is a page number alone in the row; a picture is furniture when it recurs on
+enough pages.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ SIDE = "side"
 # A top-margin line smaller than the page's body text: a running head on a document too short
 # for it to recur (the line's "top" key stands for it as well, to count its repeats).
 SMALL_HEAD = "small head"
+# A line of the page's last row led or ended by a number, as large as the body text at least
+# ("206 Law Enforcement, Courts, and Prisons"): a running foot with its page number, on a
+# document too short for it to recur (a footnote led by its number is set smaller).
+SHORT_FOOT = "short foot"
 # The number a margin line starts or ends with, less the page's number ("56 A. Author" on the
 # page after "Title 55"): a running head's page number when it recurs ("top folio", "bottom
 # folio"; the key's text is the difference, its size the line's).
@@ -51,14 +57,16 @@ _SIDE = 0.15
 _HEAD_WORDS = 15
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
-# A page number: "12", "- 12 -", "Page 12 of 40", "xii", or a page label with a letter prefix
-# ("A-3" in an appendix, "S12" in a supplement, "GE98" in a book of abstracts).
 _PAGE_NUMBER = re.compile(
-    r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6}|[a-z]{1,3}[-.]?#)(?:\s*(?:of|/)\s*#)?[-–—\s]*$",
-    re.IGNORECASE,
+    r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
 )
+# A page label: a number after a capital letter or three ("A-3" in an appendix, "S12" in a
+# supplement, "GE98" in a book of abstracts); keyed as a page number.
+_PAGE_LABEL = re.compile(r"^[A-Z]{1,3}[-.]?\d{1,4}$")
 # A running head's page number: a number apart from the words at the line's start or end.
 _FOLIO = re.compile(r"^(\d{1,4})\s+\D.*[^\W\d_]|[^\W\d_].*\D\s(\d{1,4})$")
+# A running foot's words beside its page number: two words or more, no number among them.
+_FOOT_WORDS = re.compile(r"^\D*[^\W\d_]{2,}\W+[^\W\d_]{2,}\D*$")
 # OCR misreads a line's punctuation from page to page ("第一篇" and "第一-篇"), and its sizes
 # are the boxes' heights: an OCR line's key is its letters and digits.
 _OCR_NOISE = re.compile(r"[^\w\s/]")
@@ -124,9 +132,9 @@ def furniture_among(
         key
         for key in keys
         if key.band == SIDE
-        or (key.band == SMALL_HEAD and total <= _SHORT)
+        or (key.band in (SMALL_HEAD, SHORT_FOOT) and total <= _SHORT)
         or (key.band.endswith(EDGE) and recurs(key._replace(band=key.band.removesuffix(EDGE))))
-        or (key.band not in (SMALL_HEAD, TOP_EDGE, BOTTOM_EDGE) and recurs(key))
+        or (key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE) and recurs(key))
         or (key.band in ("top", "bottom") and _PAGE_NUMBER.match(key.text))
     )
 
@@ -149,17 +157,32 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
         key = _furniture_key(_OCR_NOISE.sub("", text) if ocr else text)
         size = 0.0 if ocr else line_size(line)
         found.setdefault(MarginKey(band, key, round(size)), []).append((bi, li))
-        if band not in ("top", "bottom") or len(text.split()) > _HEAD_WORDS or ocr:
+        if band in (SIDE, TOP_EDGE) or len(text.split()) > _HEAD_WORDS or ocr:
             continue
         body = _body_size(page) if body is None else body
+        folio = _FOLIO.match(text.strip())
+        # A foot led or ended by a page number, no smaller than the body (a footnote is).
+        foot = bool(
+            folio
+            and size >= 0.9 * body
+            and line["bbox"][3] > _last_top(page)
+            and _FOOT_WORDS.match(
+                text.strip().removeprefix(folio.group(1) or "").removesuffix(folio.group(2) or "")
+            )
+        )
+        if band == BOTTOM_EDGE:
+            if foot:
+                found.setdefault(MarginKey(SHORT_FOOT, key, round(size)), []).append((bi, li))
+            continue
         if band == "top" and size < 0.9 * body:
             found.setdefault(MarginKey(SMALL_HEAD, key, round(size)), []).append((bi, li))
-        folio = _FOLIO.match(text.strip())
         # Set as running text, not as a heading: "2 Methods" atop the second page is no folio.
         if folio and size <= 1.1 * body and not all(s.get("b") for s in line["spans"]):
             number = int(folio.group(1) or folio.group(2))
             offset = str(number - page["number"])
             found.setdefault(MarginKey(band + FOLIO, offset, round(size)), []).append((bi, li))
+        if band == "bottom" and foot:
+            found.setdefault(MarginKey(SHORT_FOOT, key, round(size)), []).append((bi, li))
     for bi, block in enumerate(page["blocks"]):
         if "key" in block:
             found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))
@@ -242,6 +265,19 @@ def _rotated(line: Line) -> bool:
     return y1 - y0 > _ROTATED * max(x1 - x0, 1.0) and len(line_text(line).strip()) > 3
 
 
+def _last_top(page: Page) -> float:
+    """The top of the page's lowest line: a line reaching below it is in the last row."""
+    return max(
+        (
+            line["bbox"][1]
+            for block in page["blocks"]
+            if "lines" in block
+            for line in block["lines"]
+        ),
+        default=0.0,
+    )
+
+
 def _body_size(page: Page) -> float:
     """The size of most of the page's text."""
     chars: Counter[float] = Counter()
@@ -265,6 +301,8 @@ def _widest_gap(items: list[_Placed]) -> int:
 
 
 def _furniture_key(text: str) -> str:
+    if _PAGE_LABEL.match(text.strip()):
+        return "#"
     text = _SPACES.sub(" ", text.strip().lower())
     # Digits vary from page to page in running heads ("Page 3", "2.3.59-12"), but a line
     # of numbers only (a table row) must match exactly to count as repeated.

@@ -310,9 +310,9 @@ def _joined(prev: Line, line: Line) -> Line:
     return merged
 
 
-# A section's number alone ("1.", "2.3", "A.", "IV."), and how far (in sizes) its title may
-# stand from it on the row.
-_SECTION_NUMBER = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[A-Z]\.|[IVX]{1,4}\.)\s*$")
+# A section's number alone ("1.", "2.3", "A.", "IV."; not "0.46"), and how far (in sizes) its
+# title, led by a letter, may stand from it on the row.
+_SECTION_NUMBER = re.compile(r"^\s*(?:[1-9]\d?(?:\.\d{1,2})*\.?|[A-Z]\.|[IVX]{1,4}\.)\s*$")
 _TAB_STOP = 6.0
 
 
@@ -330,6 +330,7 @@ def _same_row(a: Line, b: Line) -> bool:
     return gap <= size or (
         gap <= _TAB_STOP * size
         and bool(_SECTION_NUMBER.match(line_text(a)))
+        and line_text(b)[:1].isalpha()
         and (_is_bold(b) > _is_bold(a) or size > 1.1 * line_size(a))
     )
 
