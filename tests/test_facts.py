@@ -11,7 +11,7 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import facts_pdfs, facts_pdfs_ocr, facts_pdfs_ruled, layout_pdfs
+from tests import facts_pdfs, facts_pdfs_furniture, facts_pdfs_ocr, facts_pdfs_ruled, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -139,6 +139,18 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_ruled.ruled_school_head,
     # Rules drawn as thin boxes beside shaded cell boxes, and a cell's text wrapped in it.
     facts_pdfs_ruled.ruled_shaded_wraps,
+    # A running foot that a large formula comes close to on one page, no gap setting it off.
+    facts_pdfs_furniture.journal_article,
+    # Running heads on one page each whose page numbers run with the pages (56, 57).
+    facts_pdfs_furniture.numbered_heads,
+    # A page label ("GE98") atop each page, as close to the title as the body's lines.
+    facts_pdfs_furniture.abstract_book,
+    # Section numbers at the margin, their larger, bold titles at a tab stop.
+    facts_pdfs_furniture.tab_stop_headings,
+    # Arabic whose lam-alef ligatures the text layer gives alef first, a Latin word run in.
+    facts_pdfs_furniture.rtl_ligatures,
+    # A one-page table whose running foot (page number, chapter) sits right under its notes.
+    facts_pdfs_furniture.statistical_table_page,
 ]
 
 

@@ -5,8 +5,12 @@ A page's candidates are the lines in its top or bottom margin that are set off f
 the rotated lines beside the body, and its pictures; a candidate is furniture when its text,
 digits ignored, recurs in the same margin on enough of the document's pages, or when it is only
 a page number, or a rotated line in a side margin, or, in a document too short to show
-repetition, a top-margin line smaller than the page's body text; a picture is furniture when it
-recurs on enough pages.
+repetition, a top-margin line smaller than the page's body text or a bottom line led or ended by
+its page number and no smaller than the body text, or when the number it starts or ends with
+runs with the page numbers (56 on one page, 57 on the next) on enough pages; a line in the page's
+outermost row that no gap sets off is furniture when its text is furniture where a gap does set
+it off, or when it is a page number alone in the row; a picture is furniture when it recurs on
+enough pages.
 """
 
 from __future__ import annotations
@@ -27,6 +31,19 @@ SIDE = "side"
 # A top-margin line smaller than the page's body text: a running head on a document too short
 # for it to recur (the line's "top" key stands for it as well, to count its repeats).
 SMALL_HEAD = "small head"
+# A line of the page's last row led or ended by a number, as large as the body text at least
+# ("206 Law Enforcement, Courts, and Prisons"): a running foot with its page number, on a
+# document too short for it to recur (a footnote led by its number is set smaller).
+SHORT_FOOT = "short foot"
+# The number a margin line starts or ends with, less the page's number ("56 A. Author" on the
+# page after "Title 55"): a running head's page number when it recurs ("top folio", "bottom
+# folio"; the key's text is the difference, its size the line's).
+FOLIO = " folio"
+# A line in the page's first or last row, in the margin band, that no gap sets off from the
+# body ("top edge", "bottom edge"; the key is the line's "top" or "bottom" key otherwise): a
+# running foot that a tall line of the body (a formula) comes close to on one page.
+EDGE = " edge"
+TOP_EDGE, BOTTOM_EDGE = "top" + EDGE, "bottom" + EDGE
 # Lines this close to the top or bottom edge (share of the page height) may be headers/footers;
 # on a page with wide margins, lines this close to the page's first or last line.
 _MARGIN = 0.12
@@ -43,6 +60,16 @@ _SPACES = re.compile(r"\s+")
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
 )
+# A page label: a number after a capital letter or three ("A-3" in an appendix, "S12" in a
+# supplement, "GE98" in a book of abstracts); keyed as a page number.
+_PAGE_LABEL = re.compile(r"^[A-Z]{1,3}[-.]?\d{1,4}$")
+# A running head's page number: a number apart from the words at the line's start or end.
+_FOLIO = re.compile(r"^(\d{1,4})\s+\D.*[^\W\d_]|[^\W\d_].*\D\s(\d{1,4})$")
+# A running foot's words beside its page number: two words or more, no number among them.
+_FOOT_WORDS = re.compile(r"^\D*[^\W\d_]{2,}\W+[^\W\d_]{2,}\D*$")
+# OCR misreads a line's punctuation from page to page ("第一篇" and "第一-篇"), and its sizes
+# are the boxes' heights: an OCR line's key is its letters and digits.
+_OCR_NOISE = re.compile(r"[^\w\s/]")
 
 
 class LineRef(NamedTuple):
@@ -97,13 +124,18 @@ def furniture_among(
     the ``seen`` pages in hand each key is (``counts``): its pages, extrapolated to ``total``,
     reach the threshold, or it is a page number."""
     need = _need(total)
+
+    def recurs(key: MarginKey) -> bool:
+        return counts[key] * total >= need * seen
+
     return frozenset(
         key
         for key in keys
         if key.band == SIDE
-        or (key.band == SMALL_HEAD and total <= _SHORT)
-        or (key.band != SMALL_HEAD and counts[key] * total >= need * seen)
-        or (key.band != PICTURE and _PAGE_NUMBER.match(key.text))
+        or (key.band in (SMALL_HEAD, SHORT_FOOT) and total <= _SHORT)
+        or (key.band.endswith(EDGE) and recurs(key._replace(band=key.band.removesuffix(EDGE))))
+        or (key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE) and recurs(key))
+        or (key.band in ("top", "bottom") and _PAGE_NUMBER.match(key.text))
     )
 
 
@@ -119,14 +151,38 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
     its pictures that have a key (their line is -1)."""
     found: dict[MarginKey, list[tuple[int, int]]] = {}
     body: float | None = None
+    ocr = page.get("ocr", False)
     for band, bi, li, line in _margin_lines(page):
-        key = _furniture_key(line_text(line))
-        size = line_size(line)
+        text = line_text(line)
+        key = _furniture_key(_OCR_NOISE.sub("", text) if ocr else text)
+        size = 0.0 if ocr else line_size(line)
         found.setdefault(MarginKey(band, key, round(size)), []).append((bi, li))
-        if band == "top" and len(line_text(line).split()) <= _HEAD_WORDS:
-            body = _body_size(page) if body is None else body
-            if size < 0.9 * body:
-                found.setdefault(MarginKey(SMALL_HEAD, key, round(size)), []).append((bi, li))
+        if band in (SIDE, TOP_EDGE) or len(text.split()) > _HEAD_WORDS or ocr:
+            continue
+        body = _body_size(page) if body is None else body
+        folio = _FOLIO.match(text.strip())
+        # A foot led or ended by a page number, no smaller than the body (a footnote is).
+        foot = bool(
+            folio
+            and size >= 0.9 * body
+            and line["bbox"][3] > _last_top(page)
+            and _FOOT_WORDS.match(
+                text.strip().removeprefix(folio.group(1) or "").removesuffix(folio.group(2) or "")
+            )
+        )
+        if band == BOTTOM_EDGE:
+            if foot:
+                found.setdefault(MarginKey(SHORT_FOOT, key, round(size)), []).append((bi, li))
+            continue
+        if band == "top" and size < 0.9 * body:
+            found.setdefault(MarginKey(SMALL_HEAD, key, round(size)), []).append((bi, li))
+        # Set as running text, not as a heading: "2 Methods" atop the second page is no folio.
+        if folio and size <= 1.1 * body and not all(s.get("b") for s in line["spans"]):
+            number = int(folio.group(1) or folio.group(2))
+            offset = str(number - page["number"])
+            found.setdefault(MarginKey(band + FOLIO, offset, round(size)), []).append((bi, li))
+        if band == "bottom" and foot:
+            found.setdefault(MarginKey(SHORT_FOOT, key, round(size)), []).append((bi, li))
     for bi, block in enumerate(page["blocks"]):
         if "key" in block:
             found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))
@@ -172,18 +228,54 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
         heads = _widest_gap([*top, placed[len(top)]])
         for _, _, bi, li, line in top[:heads]:
             yield "top", bi, li, line
+    feet = len(placed)
     bottom = [item for item in placed if item[0] >= bottom_edge]
     if len(bottom) < len(placed):
         first = len(placed) - len(bottom)
         cut = _widest_gap(placed[first - 1 :])
         # On a page of a few lines the bands meet: a line is one band's candidate only.
-        for _, _, bi, li, line in placed[max(first - 1 + cut, heads) :] if cut else ():
+        feet = max(first - 1 + cut, heads) if cut else len(placed)
+        for _, _, bi, li, line in placed[feet:]:
             yield "bottom", bi, li, line
+    if len(placed) < 2:
+        return
+    # The outermost rows where no gap set them off: the lines level with the first (last).
+    if not heads:
+        row = [item for item in placed if item[0] < placed[0][1] and item[1] <= top_edge]
+        yield from _edge_row("top", row)
+    if feet == len(placed):
+        last = max(item[0] for item in placed)
+        row = [item for item in placed[heads:] if item[1] > last and item[0] >= bottom_edge]
+        yield from _edge_row("bottom", row)
+
+
+def _edge_row(band: str, row: list[_Placed]) -> Iterator[tuple[str, int, int, Line]]:
+    """The lines of a page's outermost row that no gap sets off: a page number alone in the
+    row is a candidate of ``band`` as if set off (a table's row has cells beside it); other
+    lines are edge candidates."""
+    if len(row) == 1 and _PAGE_NUMBER.match(_furniture_key(line_text(row[0][4]))):
+        yield band, row[0][2], row[0][3], row[0][4]
+        return
+    for _, _, bi, li, line in row:
+        yield band + EDGE, bi, li, line
 
 
 def _rotated(line: Line) -> bool:
     x0, y0, x1, y1 = line["bbox"]
     return y1 - y0 > _ROTATED * max(x1 - x0, 1.0) and len(line_text(line).strip()) > 3
+
+
+def _last_top(page: Page) -> float:
+    """The top of the page's lowest line: a line reaching below it is in the last row."""
+    return max(
+        (
+            line["bbox"][1]
+            for block in page["blocks"]
+            if "lines" in block
+            for line in block["lines"]
+        ),
+        default=0.0,
+    )
 
 
 def _body_size(page: Page) -> float:
@@ -209,6 +301,8 @@ def _widest_gap(items: list[_Placed]) -> int:
 
 
 def _furniture_key(text: str) -> str:
+    if _PAGE_LABEL.match(text.strip()):
+        return "#"
     text = _SPACES.sub(" ", text.strip().lower())
     # Digits vary from page to page in running heads ("Page 3", "2.3.59-12"), but a line
     # of numbers only (a table row) must match exactly to count as repeated.

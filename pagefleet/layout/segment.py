@@ -27,7 +27,7 @@ LIST_MARKER = re.compile(
 # A figure's or table's caption: it stays text beside a picture, and ends a paragraph.
 CAPTION = re.compile(
     r"^\W*(?=[A-Z])(?i:fig(?:ure)?s?|tab(?:le)?s?|abb(?:ildung)?|chart|graph|diagram|scheme|"
-    r"plate|map|listing|exhibit|illustration|photo)\.?\s*(?:\d|[IVX]+\b)"
+    r"plate|map|listing|exhibit|illustration|photo)\.?\s*(?:\d|[IVX]+\b|[A-Z]\.?\d)"
 )
 
 
@@ -310,6 +310,12 @@ def _joined(prev: Line, line: Line) -> Line:
     return merged
 
 
+# A section's number alone ("1.", "2.3", "A.", "IV."; not "0.46"), and how far (in sizes) its
+# title, led by a letter, may stand from it on the row.
+_SECTION_NUMBER = re.compile(r"^\s*(?:[1-9]\d?(?:\.\d{1,2})*\.?|[A-Z]\.|[IVX]{1,4}\.)\s*$")
+_TAB_STOP = 6.0
+
+
 def _same_row(a: Line, b: Line) -> bool:
     (_, ay0, ax1, ay1), (bx0, by0, _, by1) = a["bbox"], b["bbox"]
     overlap = min(ay1, by1) - max(ay0, by0)
@@ -318,7 +324,15 @@ def _same_row(a: Line, b: Line) -> bool:
     # A combining mark (a Thai vowel or tone above its consonant) overlaps the letter it
     # sits on; the text layer may cut the line before or after it.
     least = -size if _marked(line_text(a)[-1:]) or _marked(line_text(b)[:1]) else -1.0
-    return overlap >= 0.6 * min(ay1 - ay0, by1 - by0) and least <= gap <= size
+    if overlap < 0.6 * min(ay1 - ay0, by1 - by0) or gap < least:
+        return False
+    # A heading's number set at a tab stop before its title, which is bolder or larger.
+    return gap <= size or (
+        gap <= _TAB_STOP * size
+        and bool(_SECTION_NUMBER.match(line_text(a)))
+        and line_text(b)[:1].isalpha()
+        and (_is_bold(b) > _is_bold(a) or size > 1.1 * line_size(a))
+    )
 
 
 def _marked(char: str) -> bool:

@@ -52,6 +52,10 @@ _BULLET_CODES = np.array([ord(c) for c in BULLETS], dtype=np.uint32)
 # The codes a subset font numbered as it met its glyphs starts with, among its first uses.
 _SEQUENCE = [0x21, 0x22, 0x23]
 _SEQUENCE_SEEN = 64
+# Arabic alef (bare, with madda, hamza above, hamza below) and lam: a lam-alef ligature is one
+# glyph that a font's ToUnicode map may write alef first, in the order the two are drawn.
+_ALEFS = np.array([0x627, 0x622, 0x623, 0x625], dtype=np.uint32)
+_LAM = 0x644
 
 
 def page_size(bbox: list[float] | tuple[float, ...]) -> tuple[int, int]:
@@ -304,6 +308,53 @@ def readable(chars: PageChars) -> PageChars:
         if list(dict.fromkeys(used))[: len(_SEQUENCE)] == _SEQUENCE:
             junk |= fonts == font
     return _kept(chars, ~junk) if junk.any() else chars
+
+
+def logical(chars: PageChars) -> PageChars:
+    """Right-to-left text as it is read.
+
+    A lam-alef ligature the text layer gives alef first (two characters of one glyph, the same
+    box: a ToUnicode map in drawing order) is lam first, as Unicode decomposes the ligature
+    (U+FEFB: lam, alef); pdfium's order is logical otherwise. A Latin letter followed at once
+    by an Arabic or Hebrew one ends a word: no word mixes the two scripts that way (an Arabic
+    prefix before a Latin word, "وPython", does, and stays), but a right-to-left line set
+    with no space after a Latin word ("Pythonمن") reads as two words.
+    """
+    codes = chars.codes
+    if len(codes) < 2 or not ((codes >= 0x590) & (codes <= 0x6FF)).any():
+        return chars
+    before, after = codes[:-1], codes[1:]
+    same_box = (chars.boxes[:-1] == chars.boxes[1:]).all(axis=1)
+    swap = np.flatnonzero(np.isin(before, _ALEFS) & (after == _LAM) & same_box)
+    if len(swap):
+        codes = codes.copy()
+        codes[swap], codes[swap + 1] = codes[swap + 1], codes[swap]
+    latin = ((before | 0x20) >= 0x61) & ((before | 0x20) <= 0x7A)
+    joined = np.flatnonzero(latin & (after >= 0x590) & (after <= 0x6FF) & _letters(after)) + 1
+    if not len(swap) and not len(joined):
+        return chars
+    box = chars.boxes[joined]
+    # A space with no ink, where the Arabic letter starts (its right edge), and the pdfium
+    # index of the letter before it, which keeps the indexes in order.
+    space = np.column_stack([box[:, 2], box[:, 1], box[:, 2], box[:, 1]])
+    codes = np.insert(codes, joined, 0x20)
+    return PageChars(
+        "".join(map(chr, codes.tolist())),
+        codes,
+        np.insert(chars.rotations, joined, chars.rotations[joined - 1]),
+        np.insert(chars.boxes, joined, space, axis=0),
+        np.insert(chars.font_ids, joined, chars.font_ids[joined - 1]),
+        chars.fonts,
+        np.insert(chars.char_indices, joined, chars.char_indices[joined - 1]),
+    )
+
+
+def _letters(codes: np.ndarray) -> np.ndarray:
+    """Mask of the Hebrew and Arabic letters among right-to-left codes (not their digits,
+    marks or punctuation)."""
+    hebrew = (codes >= 0x5D0) & (codes <= 0x5EA)
+    arabic = ((codes >= 0x620) & (codes <= 0x64A)) | ((codes >= 0x671) & (codes <= 0x6D3))
+    return hebrew | arabic
 
 
 def _kept(chars: PageChars, keep: np.ndarray) -> PageChars:

@@ -26,6 +26,7 @@ from runner.converters.text_layer.chars import (
     HYPHEN,
     LAYOUT_CODES,
     deduplicate,
+    logical,
     read_chars,
     readable,
     visible,
@@ -68,7 +69,7 @@ def text_lines(
 ) -> tuple[list[Line], PageChars]:
     """The page's text lines, and the visible characters they were made of."""
     chars, text_objects = read_chars(textpage, bbox, rotation)
-    chars = readable(deduplicate(visible(chars, page, textpage, objects, text_objects)))
+    chars = logical(readable(deduplicate(visible(chars, page, textpage, objects, text_objects))))
     spans = get_spans(chars, superscript_height_threshold=0.7, need_chars=False)
     raw_lines = get_lines(spans)
     assign_scripts(raw_lines, height_threshold=0.7)
