@@ -95,7 +95,7 @@ def _regions(
     A gutter narrower than a line's height (see :func:`_gutter`) is crossed by a line the text
     layer wrote in two pieces, one on each side, level and of one height, closer than a gutter
     (an OCR layer cuts lines at an illustration's edge): the pair is added to ``joins`` and
-    reads as one spanning line.
+    reads as one spanning line; not between two columns of prose, whose lines are all level.
     """
     gutter = _gutter(boxes, idx) if len(idx) >= 4 else None
     if gutter is None:
@@ -106,9 +106,10 @@ def _regions(
         for band in bands:
             _regions(boxes, band, out, joins)
         return
-    g0, g1 = gutter
+    g0, g1, prose = gutter
     mid = (g0 + g1) / 2
-    pieces = _pieces_across(boxes, idx, g0, g1)
+    # Between columns of prose set close, every line is level with one across the gap.
+    pieces = {} if prose else _pieces_across(boxes, idx, g0, g1)
     joins.update(pieces.items())
     joined = set(pieces) | set(pieces.values())
 
@@ -142,14 +143,24 @@ def _cell_rows(
 ) -> list[tuple[list[int], list[int]]]:
     """The rows of a table without rules whose cells are paragraphs, when ``left`` and
     ``right`` (the two sides of a gutter) are its columns: each side falls into blocks at
-    vertical gaps, the blocks of the two sides start level, one for one, three rows at least,
-    and two rows at least hold a paragraph of several lines on both sides (so lines paired
-    across the gutter, a form's labels, an index's entries, stay columns). Empty otherwise.
+    vertical gaps, the blocks of the two sides start level, one for one, three rows at least
+    (two where every block opens with a title, a grid of cards), and two rows at least hold a
+    paragraph of several lines on both sides (so lines paired across the gutter, a form's
+    labels, an index's entries, stay columns). A block on one side wholly above the other
+    side's text (a title set at the left over the grid) is a row of its own. Empty otherwise.
     """
     if len(left) < 4 or len(right) < 4:
         return []
     lb, rb = _bands(boxes, left), _bands(boxes, right)
-    if len(lb) != len(rb) or len(lb) < 3:
+    lead: list[tuple[list[int], list[int]]] = []
+    for side, other in ((lb, right), (rb, left)):
+        top = min(boxes[i][1] for i in other)
+        while len(side) > 1 and max(boxes[i][3] for i in side[0]) <= top:
+            block = side.pop(0)
+            lead.append((block, []) if side is lb else ([], block))
+    if len(lb) != len(rb) or len(lb) < 2:
+        return []
+    if len(lb) == 2 and not all(_titled(boxes, block) for block in lb + rb):
         return []
     unit = median(boxes[i][3] - boxes[i][1] for i in left + right)
     for a, b in zip(lb, rb, strict=True):
@@ -157,7 +168,22 @@ def _cell_rows(
             return []
     if sum(1 for a, b in zip(lb, rb, strict=True) if len(a) > 1 and len(b) > 1) < 2:
         return []
-    return list(zip(lb, rb, strict=True))
+    return lead + list(zip(lb, rb, strict=True))
+
+
+def _titled(boxes: list[Bbox], block: list[int]) -> bool:
+    """Whether a block's top line is taller than the lines under it: a card's or a box's
+    title over its text. Two columns of an article whose paragraphs happen to start level
+    rarely both open every paragraph with a heading."""
+    top, *rest = sorted(block, key=lambda i: boxes[i][1])
+    if not rest:
+        return False
+    height = median(boxes[i][3] - boxes[i][1] for i in rest)
+    return boxes[top][3] - boxes[top][1] >= _TITLE * height
+
+
+# A title's line is this many times as tall as the text under it at least (14 pt over 10 pt).
+_TITLE = 1.2
 
 
 def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> dict[int, int]:
@@ -200,8 +226,9 @@ def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
     return bands
 
 
-def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
-    """The widest nearly-uncrossed vertical band in the middle of the lines, if columns."""
+def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | None:
+    """The widest nearly-uncrossed vertical band in the middle of the lines, if columns, and
+    whether it is a narrow gap between columns of prose (see :func:`_prose`)."""
     lo = min(boxes[i][0] for i in idx)
     hi = max(boxes[i][2] for i in idx)
     span = hi - lo
@@ -231,8 +258,26 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
         if bottom - top < 2 * unit:  # the two sides do not stand side by side
             continue
         if g1 - g0 >= _wide_gutter(unit) or _sizes_differ(boxes, left, right):
-            return g0, g1
+            return g0, g1, False
+        if _prose(boxes, left, right, unit):
+            return g0, g1, True
     return None
+
+
+# A column of running text: most of its lines this many line heights long at least (a table's
+# cells, a form's labels and values, a list's short items are shorter).
+_MEASURE = 10.0
+
+
+def _prose(boxes: list[Bbox], left: list[int], right: list[int], unit: float) -> bool:
+    """Whether both sides of a narrow gap are columns of running text, three lines at least
+    each, most of them a full measure long: a journal's or a newsletter's columns set close,
+    which read column by column whatever the gap (no table's rows are sentences on both
+    sides)."""
+    return all(
+        len(side) >= 3 and median(boxes[i][2] - boxes[i][0] for i in side) >= _MEASURE * unit
+        for side in (left, right)
+    )
 
 
 # A gap narrower than a line's height is a gutter only between text of different sizes and
