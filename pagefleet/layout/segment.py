@@ -82,7 +82,11 @@ def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
 
 
 def _regions(
-    boxes: list[Bbox], idx: list[int], out: list[list[int]], joins: set[tuple[int, int]]
+    boxes: list[Bbox],
+    idx: list[int],
+    out: list[list[int]],
+    joins: set[tuple[int, int]],
+    labels: set[int],
 ) -> None:
     """Append the regions of ``idx`` in reading order: columns left to right, band by band.
 
@@ -104,7 +108,7 @@ def _regions(
             out.append(_rows(boxes, idx))
             return
         for band in bands:
-            _regions(boxes, band, out, joins)
+            _regions(boxes, band, out, joins, labels)
         return
     g0, g1, prose = gutter
     mid = (g0 + g1) / 2
@@ -125,10 +129,12 @@ def _regions(
             side[0 if (boxes[i][0] + boxes[i][2]) / 2 < mid else 1].append(i)
     for k, (left, right) in enumerate(sides):
         # A table whose cells are paragraphs reads row by row, each row's cells left to right.
-        for row in _cell_rows(boxes, left, right) or [(left, right)]:
+        # A form's fields, label beside value, read row by row too.
+        rows = _cell_rows(boxes, left, right) or _field_rows(boxes, left, right, labels)
+        for row in rows or [(left, right)]:
             for part in row:
                 if part:
-                    _regions(boxes, part, out, joins)
+                    _regions(boxes, part, out, joins, labels)
         if k < len(spanning):
             # Spanning lines with nothing beside them in between (a two-line title, the two
             # pieces of one line) stay one region.
@@ -169,6 +175,39 @@ def _cell_rows(
     if sum(1 for a, b in zip(lb, rb, strict=True) if len(a) > 1 and len(b) > 1) < 2:
         return []
     return lead + list(zip(lb, rb, strict=True))
+
+
+def _field_rows(
+    boxes: list[Bbox], left: list[int], right: list[int], labels: set[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The fields of a form, when ``left`` (the left side of a gutter) is its labels, most of
+    them ending in a colon, and ``right`` their values, most labels level with a value's first
+    line: each label with the lines of the right side from its height down to the next
+    label's (a value on several lines). Empty otherwise; so are columns whose lines merely
+    pair up (two columns of lettered labels, an index), which read column by column."""
+    heads = sorted(left, key=lambda i: boxes[i][1])
+    if len(heads) < 2 or 3 * len(labels.intersection(heads)) < 2 * len(heads):
+        return []
+    if min(boxes[j][1] for j in right) < boxes[heads[0]][1] - 0.5 * (
+        boxes[heads[0]][3] - boxes[heads[0]][1]
+    ):
+        return []  # text on the right above the first label: no field of the form
+    level = sum(
+        1
+        for i in heads
+        if any(
+            min(boxes[i][3], boxes[j][3]) - max(boxes[i][1], boxes[j][1])
+            >= 0.5 * min(boxes[i][3] - boxes[i][1], boxes[j][3] - boxes[j][1])
+            for j in right
+        )
+    )
+    if 3 * level < 2 * len(heads):
+        return []
+    tops = [boxes[i][1] for i in heads[1:]]
+    values: list[list[int]] = [[] for _ in heads]
+    for j in sorted(right, key=lambda j: boxes[j][1]):
+        values[bisect_right(tops, (boxes[j][1] + boxes[j][3]) / 2)].append(j)
+    return [([i], value) for i, value in zip(heads, values, strict=True)]
 
 
 def _titled(boxes: list[Bbox], block: list[int]) -> bool:
@@ -228,13 +267,39 @@ def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
 
 def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | None:
     """The widest nearly-uncrossed vertical band in the middle of the lines, if columns, and
-    whether it is a narrow gap between columns of prose (see :func:`_prose`)."""
+    whether it is a narrow gap between columns of prose (see :func:`_prose`).
+
+    Lines across the full width above or below the columns with no gap between (a slide's
+    title over two boxes of bullets spaced wider than a gap, a list over a two-column section)
+    cross every band; the band is then looked for among the lines narrower than most of the
+    width, and holds where few lines cross it level with the columns beside it.
+    """
     lo = min(boxes[i][0] for i in idx)
     hi = max(boxes[i][2] for i in idx)
+    found = _gutter_among(boxes, idx, idx, lo, hi, zoned=False)
+    if found is None:
+        narrow = [i for i in idx if boxes[i][2] - boxes[i][0] < _SPANNING * (hi - lo)]
+        if len(narrow) >= 4:
+            found = _gutter_among(boxes, idx, narrow, lo, hi, zoned=True)
+    return found
+
+
+# A line this share of a region's width or wider spans its columns.
+_SPANNING = 0.6
+# Of the lines level with two columns, this share may cross the gutter (an OCR layer's lines
+# read across it, a wide formula).
+_CROSSING = 0.1
+
+
+def _gutter_among(
+    boxes: list[Bbox], idx: list[int], scan: list[int], lo: float, hi: float, zoned: bool
+) -> tuple[float, float, bool] | None:
+    """:func:`_gutter` among the lines ``scan`` of ``idx``; ``zoned``: one more line of the
+    scan may cross it, and any line of ``idx`` above and below the columns only."""
     span = hi - lo
     unit = median(boxes[i][3] - boxes[i][1] for i in idx)
-    allowed = int(0.08 * len(idx))
-    events = sorted([(boxes[i][0], 1) for i in idx] + [(boxes[i][2], -1) for i in idx])
+    allowed = int(0.08 * len(scan)) + zoned
+    events = sorted([(boxes[i][0], 1) for i in scan] + [(boxes[i][2], -1) for i in scan])
     runs: list[tuple[float, float]] = []
     depth, run_start = 0, None
     for x, step in events:
@@ -249,19 +314,31 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | No
     for g0, g1 in sorted(clipped, key=lambda r: r[0] - r[1]):
         if g1 - g0 < max(_NARROW * unit, 2.0):
             break
-        left = [i for i in idx if boxes[i][2] <= g1 and boxes[i][0] < g0]
-        right = [i for i in idx if boxes[i][0] >= g0 and boxes[i][2] > g1]
+        left = [i for i in scan if boxes[i][2] <= g1 and boxes[i][0] < g0]
+        right = [i for i in scan if boxes[i][0] >= g0 and boxes[i][2] > g1]
         if len(left) < 2 or len(right) < 2:
             continue
         top = max(min(boxes[i][1] for i in left), min(boxes[i][1] for i in right))
         bottom = min(max(boxes[i][3] for i in left), max(boxes[i][3] for i in right))
         if bottom - top < 2 * unit:  # the two sides do not stand side by side
             continue
+        if zoned and _crossed(boxes, idx, g0, g1, top, bottom):
+            continue
         if g1 - g0 >= _wide_gutter(unit) or _sizes_differ(boxes, left, right):
             return g0, g1, False
         if _prose(boxes, left, right, unit):
             return g0, g1, True
     return None
+
+
+def _crossed(
+    boxes: list[Bbox], idx: list[int], g0: float, g1: float, top: float, bottom: float
+) -> bool:
+    """Whether more than a few of the lines between heights ``top`` and ``bottom`` (where two
+    columns stand side by side) cross the band (g0, g1)."""
+    level = [i for i in idx if top <= (boxes[i][1] + boxes[i][3]) / 2 <= bottom]
+    crossing = sum(1 for i in level if boxes[i][0] < g0 and boxes[i][2] > g1)
+    return crossing > max(1, int(_CROSSING * len(level)))
 
 
 # A column of running text: most of its lines this many line heights long at least (a table's
@@ -385,7 +462,8 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
     regions: list[list[int]] = []
     joins: set[tuple[int, int]] = set()
     if flat:
-        _regions(boxes, flat, regions, joins)
+        labels = {i for i in flat if line_text(lines[i]).rstrip().endswith(":")}
+        _regions(boxes, flat, regions, joins, labels)
     regions += [[i] for i in upright]
     out: list[list[Line]] = []
     for region in regions:
@@ -508,16 +586,34 @@ def _unruled_tables(
 ) -> list[tuple[set[int], list[list[str]]]]:
     """The tables without rules among the lines ``free`` (indexes of ``lines``): the indexes
     of each one's lines, and its rows; not a listing's columns (all its lines ``code``), nor
-    an index's entries in two columns (see :func:`_across_columns`)."""
+    an index's entries in two columns (see :func:`_across_columns`), nor lists side by side
+    (see :func:`_bulleted`)."""
     boxes = [lines[i]["bbox"] for i in free]
     found: list[tuple[set[int], list[list[str]]]] = []
     for table_lines, rows in find_unruled(
         boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
         members = {free[k] for k in table_lines}
-        if not members <= code and not _across_columns(boxes, table_lines, len(rows[0])):
+        if members <= code or _bulleted(rows):
+            continue
+        if not _across_columns(boxes, table_lines, len(rows[0])):
             found.append((members, rows))
     return found
+
+
+_BULLETED = re.compile(rf"^\s*[{re.escape(BULLETS)}]\s+\S")
+
+
+def _bulleted(rows: list[list[str]]) -> bool:
+    """Whether a table's body is bulleted items in every column: lists side by side (a
+    slide's boxes, a page of two lists), each read down, not rows read across."""
+    body = rows[1:]
+    if len(body) < 2:
+        return False
+    return all(
+        any(columns) and all(_BULLETED.match(cell) for cell in columns if cell.strip())
+        for columns in zip(*body, strict=False)
+    )
 
 
 def _rejoined(lines: list[Line], cut: list[bool], taken: set[int]) -> list[tuple[Line, list[int]]]:
