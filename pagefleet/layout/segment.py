@@ -891,15 +891,53 @@ def paragraphs(region: list[Line]) -> list[TextBlock]:
     usual_gap = median(gaps) if gaps else 0.0
     left = min(line["bbox"][0] for line in region)
     right = max(line["bbox"][2] for line in region)
+    letters = _lettered(region)
     blocks: list[TextBlock] = []
     prev: Line | None = None
     for line, gap in zip(region, [None, *gaps], strict=True):
-        if prev is None or gap is None or _breaks(prev, line, gap, usual_gap, left, right, blocks):
+        if (
+            prev is None
+            or gap is None
+            or _breaks(prev, line, gap, usual_gap, left, right, blocks, letters)
+        ):
             blocks.append({"bbox": list(line["bbox"]), "lines": [line]})
         else:
             _merge(blocks[-1], {"bbox": line["bbox"], "lines": [line]})
         prev = line
     return blocks
+
+
+# A letter or roman numeral before "." or ")", perhaps after "(": a list marker only where
+# the region's lines start with its neighbours too (see _is_item).
+_LETTER = re.compile(r"^\s*(\(?)([a-zA-Z]|[ivxIVX]{2,5})([.)])(?:\s+|$)")
+_ROMAN_NEIGHBOURS = {"i": ("ii",), "v": ("iv", "vi"), "x": ("ix", "xi")}
+
+
+def _lettered(region: list[Line]) -> set[tuple[str, str, str]]:
+    """The letter markers the region's lines start with: (opening, letter, closing)."""
+    found = set()
+    for line in region:
+        m = _LETTER.match(line_text(line))
+        if m:
+            found.add((m.group(1), m.group(2), m.group(3)))
+    return found
+
+
+def _is_item(text: str, letters: set[tuple[str, str, str]]) -> bool:
+    """Whether a line starts a list item. A single letter ("a)", "(b)", "A.") is a list's
+    marker only beside the letter before or after it in the same style at another line's
+    start: a sentence that names "(b)" where a line wraps, or a person's initial ("A. Smith")
+    starting a line, is no list."""
+    if not LIST_MARKER.match(text):
+        return False
+    m = _LETTER.match(text)
+    if m is None or len(m.group(2)) > 1:
+        return True
+    opening, letter, closing = m.groups()
+    lower = letter.lower()
+    near = [chr(ord(letter) - 1), chr(ord(letter) + 1)]
+    near += [n if letter == lower else n.upper() for n in _ROMAN_NEIGHBOURS.get(lower, ())]
+    return any((opening, n, closing) in letters for n in near)
 
 
 def _breaks(
@@ -910,6 +948,7 @@ def _breaks(
     left: float,
     right: float,
     blocks: list[TextBlock],
+    letters: set[tuple[str, str, str]],
 ) -> bool:
     size, prev_size = line_size(line), line_size(prev)
     height = line["bbox"][3] - line["bbox"][1]
@@ -920,10 +959,10 @@ def _breaks(
     if _is_bold(line) != _is_bold(prev):
         return True
     text = line_text(line)
-    if LIST_MARKER.match(text):
+    if _is_item(text, letters):
         return True
     first = blocks[-1]["lines"][0]
-    in_list = bool(LIST_MARKER.match(line_text(first)))
+    in_list = _is_item(line_text(first), letters)
     # An indented first line starts a paragraph, unless it is a list item's hanging indent.
     if (
         not in_list
