@@ -279,7 +279,11 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | No
     found = _gutter_among(boxes, idx, idx, lo, hi, zoned=False)
     if found is None:
         narrow = [i for i in idx if boxes[i][2] - boxes[i][0] < _SPANNING * (hi - lo)]
-        if len(narrow) >= 4:
+        unit = median(boxes[i][3] - boxes[i][1] for i in idx)
+        # A table or a figure across the width (a box three lines tall) has its head above
+        # it, whose cells are no columns.
+        boxed = any(boxes[i][3] - boxes[i][1] > 3 * unit for i in idx if i not in narrow)
+        if len(narrow) >= 4 and not boxed:
             found = _gutter_among(boxes, idx, narrow, lo, hi, zoned=True)
     return found
 
@@ -341,20 +345,25 @@ def _crossed(
     return crossing > max(1, int(_CROSSING * len(level)))
 
 
-# A column of running text: most of its lines this many line heights long at least (a table's
-# cells, a form's labels and values, a list's short items are shorter).
-_MEASURE = 10.0
+# A column of running text: most of its lines this many line heights long at least, some 45
+# characters (a table's cells that hold paragraphs, a form's labels and values, a list's
+# short items are shorter).
+_MEASURE = 18.0
 
 
 def _prose(boxes: list[Bbox], left: list[int], right: list[int], unit: float) -> bool:
-    """Whether both sides of a narrow gap are columns of running text, three lines at least
-    each, most of them a full measure long: a journal's or a newsletter's columns set close,
-    which read column by column whatever the gap (no table's rows are sentences on both
-    sides)."""
-    return all(
-        len(side) >= 3 and median(boxes[i][2] - boxes[i][0] for i in side) >= _MEASURE * unit
-        for side in (left, right)
-    )
+    """Whether both sides of a narrow gap are single columns of running text, three lines at
+    least each, most of them a full measure long and starting at the column's edge (indents
+    aside): a journal's or a newsletter's columns set close, which read column by column
+    whatever the gap. A table's columns of paragraphs are shorter, and more than one stand
+    on a side of any gap between them."""
+    for side in (left, right):
+        if len(side) < 3 or median(boxes[i][2] - boxes[i][0] for i in side) < _MEASURE * unit:
+            return False
+        edge = min(boxes[i][0] for i in side)
+        if 5 * sum(1 for i in side if boxes[i][0] > edge + 2 * unit) > len(side):
+            return False
+    return True
 
 
 # A gap narrower than a line's height is a gutter only between text of different sizes and
