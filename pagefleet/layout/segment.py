@@ -107,6 +107,11 @@ def _regions(
         if len(bands) == 1:
             out.append(_rows(boxes, idx))
             return
+        boxed = _boxes_under(boxes, bands)
+        if boxed:
+            _regions(boxes, bands[0], out, joins, labels)
+            _regions(boxes, boxed, out, joins, labels)
+            return
         for band in bands:
             _regions(boxes, band, out, joins, labels)
         return
@@ -142,6 +147,22 @@ def _regions(
                 out[-1].append(spanning[k])
             else:
                 out.append([spanning[k]])
+
+
+def _boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
+    """The lines under the first band when they stand in columns each opening with a title (a
+    slide's boxes under its title, whose items are spaced wider than the gap that cuts bands
+    and whose titled columns the title's width hid); empty otherwise."""
+    rest = [i for band in bands[1:] for i in band]
+    gutter = _gutter(boxes, rest) if len(rest) >= 4 else None
+    if gutter is None:
+        return []
+    mid = (gutter[0] + gutter[1]) / 2
+    left = [i for i in rest if boxes[i][2] <= mid]
+    right = [i for i in rest if boxes[i][0] >= mid]
+    if len(left) + len(right) < len(rest) or not left or not right:
+        return []
+    return rest if _titled(boxes, left) and _titled(boxes, right) else []
 
 
 def _cell_rows(
@@ -267,43 +288,13 @@ def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
 
 def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | None:
     """The widest nearly-uncrossed vertical band in the middle of the lines, if columns, and
-    whether it is a narrow gap between columns of prose (see :func:`_prose`).
-
-    Lines across the full width above or below the columns with no gap between (a slide's
-    title over two boxes of bullets spaced wider than a gap, a list over a two-column section)
-    cross every band; the band is then looked for among the lines narrower than most of the
-    width, and holds where few lines cross it level with the columns beside it.
-    """
+    whether it is a narrow gap between columns of prose (see :func:`_prose`)."""
     lo = min(boxes[i][0] for i in idx)
     hi = max(boxes[i][2] for i in idx)
-    found = _gutter_among(boxes, idx, idx, lo, hi, zoned=False)
-    if found is None:
-        narrow = [i for i in idx if boxes[i][2] - boxes[i][0] < _SPANNING * (hi - lo)]
-        unit = median(boxes[i][3] - boxes[i][1] for i in idx)
-        # A table or a figure across the width (a box three lines tall) has its head above
-        # it, whose cells are no columns.
-        boxed = any(boxes[i][3] - boxes[i][1] > 3 * unit for i in idx if i not in narrow)
-        if len(narrow) >= 4 and not boxed:
-            found = _gutter_among(boxes, idx, narrow, lo, hi, zoned=True)
-    return found
-
-
-# A line this share of a region's width or wider spans its columns.
-_SPANNING = 0.6
-# Of the lines level with two columns, this share may cross the gutter (an OCR layer's lines
-# read across it, a wide formula).
-_CROSSING = 0.1
-
-
-def _gutter_among(
-    boxes: list[Bbox], idx: list[int], scan: list[int], lo: float, hi: float, zoned: bool
-) -> tuple[float, float, bool] | None:
-    """:func:`_gutter` among the lines ``scan`` of ``idx``; ``zoned``: one more line of the
-    scan may cross it, and any line of ``idx`` above and below the columns only."""
     span = hi - lo
     unit = median(boxes[i][3] - boxes[i][1] for i in idx)
-    allowed = int(0.08 * len(scan)) + zoned
-    events = sorted([(boxes[i][0], 1) for i in scan] + [(boxes[i][2], -1) for i in scan])
+    allowed = int(0.08 * len(idx))
+    events = sorted([(boxes[i][0], 1) for i in idx] + [(boxes[i][2], -1) for i in idx])
     runs: list[tuple[float, float]] = []
     depth, run_start = 0, None
     for x, step in events:
@@ -318,31 +309,19 @@ def _gutter_among(
     for g0, g1 in sorted(clipped, key=lambda r: r[0] - r[1]):
         if g1 - g0 < max(_NARROW * unit, 2.0):
             break
-        left = [i for i in scan if boxes[i][2] <= g1 and boxes[i][0] < g0]
-        right = [i for i in scan if boxes[i][0] >= g0 and boxes[i][2] > g1]
+        left = [i for i in idx if boxes[i][2] <= g1 and boxes[i][0] < g0]
+        right = [i for i in idx if boxes[i][0] >= g0 and boxes[i][2] > g1]
         if len(left) < 2 or len(right) < 2:
             continue
         top = max(min(boxes[i][1] for i in left), min(boxes[i][1] for i in right))
         bottom = min(max(boxes[i][3] for i in left), max(boxes[i][3] for i in right))
         if bottom - top < 2 * unit:  # the two sides do not stand side by side
             continue
-        if zoned and _crossed(boxes, idx, g0, g1, top, bottom):
-            continue
         if g1 - g0 >= _wide_gutter(unit) or _sizes_differ(boxes, left, right):
             return g0, g1, False
         if _prose(boxes, left, right, unit):
             return g0, g1, True
     return None
-
-
-def _crossed(
-    boxes: list[Bbox], idx: list[int], g0: float, g1: float, top: float, bottom: float
-) -> bool:
-    """Whether more than a few of the lines between heights ``top`` and ``bottom`` (where two
-    columns stand side by side) cross the band (g0, g1)."""
-    level = [i for i in idx if top <= (boxes[i][1] + boxes[i][3]) / 2 <= bottom]
-    crossing = sum(1 for i in level if boxes[i][0] < g0 and boxes[i][2] > g1)
-    return crossing > max(1, int(_CROSSING * len(level)))
 
 
 # A column of running text: most of its lines this many line heights long at least, some 45
