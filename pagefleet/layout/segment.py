@@ -134,8 +134,13 @@ def _regions(
             side[0 if (boxes[i][0] + boxes[i][2]) / 2 < mid else 1].append(i)
     for k, (left, right) in enumerate(sides):
         # A table whose cells are paragraphs reads row by row, each row's cells left to right.
-        # A form's fields, label beside value, read row by row too.
-        rows = _cell_rows(boxes, left, right) or _field_rows(boxes, left, right, labels)
+        # A form's fields, label beside value, read row by row too; so are columns parted by
+        # a break across the page.
+        rows = (
+            _cell_rows(boxes, left, right)
+            or _field_rows(boxes, left, right, labels)
+            or _break_rows(boxes, left, right)
+        )
         for row in rows or [(left, right)]:
             for part in row:
                 if part:
@@ -229,6 +234,42 @@ def _field_rows(
     for j in sorted(right, key=lambda j: boxes[j][1]):
         values[bisect_right(tops, (boxes[j][1] + boxes[j][3]) / 2)].append(j)
     return [([i], value) for i, value in zip(heads, values, strict=True)]
+
+
+def _break_rows(
+    boxes: list[Bbox], left: list[int], right: list[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The two sides of a gutter cut where a gap some lines tall runs across both: a break
+    across the page (a figure set across both columns, the references under a paper's last
+    section), above which both columns are read before the text below it, both resuming
+    level below it. Empty otherwise."""
+    if not left or not right:
+        return []
+    unit = median(boxes[i][3] - boxes[i][1] for i in left + right)
+    order = sorted(left + right, key=lambda i: boxes[i][1])
+    parts = [[order[0]]]
+    reach = boxes[order[0]][3]
+    for i in order[1:]:
+        if boxes[i][1] - reach >= _BREAK * unit:
+            parts.append([])
+        parts[-1].append(i)
+        reach = max(reach, boxes[i][3])
+    if len(parts) < 2:
+        return []
+    sides = set(left)
+    rows = [([i for i in p if i in sides], [i for i in p if i not in sides]) for p in parts]
+    # Both columns resume level below each break: a gap that pictures or a table left in one
+    # column and in the other at different heights is no break.
+    for a, b in rows[1:]:
+        if not a or not b:
+            return []
+        if abs(min(boxes[i][1] for i in a) - min(boxes[i][1] for i in b)) > 0.5 * unit:
+            return []
+    return rows
+
+
+# A gap across the page this many line heights tall at least is a break, not a paragraph's.
+_BREAK = 2.5
 
 
 def _titled(boxes: list[Bbox], block: list[int]) -> bool:
