@@ -19,8 +19,9 @@ def _letter() -> FPDF:
 
 
 def narrow_gutter(folder: Path) -> Path:
-    """A title over two justified columns of 10 pt text whose gutter is under 5 pt wide (fpdf2 pads a
-    cell's text by 2.8 pt), less than half a line's height, the lines of both columns on the same rows."""
+    """A title over two justified columns of 10 pt text whose gutter is under 5 pt wide
+    (fpdf2 pads a cell's text by 2.8 pt), less than half a line's height, the lines of both
+    columns on the same rows."""
     pdf = _letter()
     pdf.set_font("Helvetica", "B", 16)
     pdf.set_xy(60, 60)
