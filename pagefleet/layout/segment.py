@@ -242,7 +242,7 @@ def _break_rows(
     """The two sides of a gutter cut where a gap some lines tall runs across both: a break
     across the page (a figure set across both columns, the references under a paper's last
     section), above which both columns are read before the text below it, both resuming
-    level below it. Empty otherwise."""
+    level below it, each part lines on both sides. Empty otherwise."""
     if not left or not right:
         return []
     unit = median(boxes[i][3] - boxes[i][1] for i in left + right)
@@ -259,11 +259,12 @@ def _break_rows(
     sides = set(left)
     rows = [([i for i in p if i in sides], [i for i in p if i not in sides]) for p in parts]
     # Both columns resume level below each break: a gap that pictures or a table left in one
-    # column and in the other at different heights is no break.
-    for a, b in rows[1:]:
-        if not a or not b:
+    # column and in the other at different heights is no break. Each part holds lines of
+    # text on both sides: rows of a form spaced wide apart, one field a side, are no parts.
+    for k, (a, b) in enumerate(rows):
+        if len(a) < 2 or len(b) < 2:
             return []
-        if abs(min(boxes[i][1] for i in a) - min(boxes[i][1] for i in b)) > 0.5 * unit:
+        if k and abs(min(boxes[i][1] for i in a) - min(boxes[i][1] for i in b)) > 0.5 * unit:
             return []
     return rows
 
