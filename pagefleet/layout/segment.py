@@ -492,7 +492,7 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
     regions: list[list[int]] = []
     joins: set[tuple[int, int]] = set()
     if flat:
-        labels = {i for i in flat if line_text(lines[i]).rstrip().endswith(":")}
+        labels = {i for i in flat if _tail(lines[i]).endswith(":")}
         _regions(boxes, flat, regions, joins, labels)
     regions += [[i] for i in upright]
     out: list[list[Line]] = []
@@ -947,10 +947,23 @@ def _lettered(region: list[Line]) -> set[tuple[str, str, str]]:
     """The letter markers the region's lines start with: (opening, letter, closing)."""
     found = set()
     for line in region:
-        m = _LETTER.match(line_text(line))
+        m = _LETTER.match(_head(line))
         if m:
             found.add((m.group(1), m.group(2), m.group(3)))
     return found
+
+
+def _head(line: Line) -> str:
+    """The start of a line's text, enough for a list marker (its first span where long)."""
+    spans = line["spans"]
+    return spans[0]["t"] if spans and len(spans[0]["t"]) >= 8 else line_text(line)
+
+
+def _tail(line: Line) -> str:
+    """The end of a line's text, trailing spaces dropped (its last span where not blank)."""
+    spans = line["spans"]
+    tail = spans[-1]["t"].rstrip() if spans else ""
+    return tail or line_text(line).rstrip()
 
 
 def _is_item(text: str, letters: set[tuple[str, str, str]]) -> bool:
