@@ -15,7 +15,6 @@ import psutil
 
 from cli.failures import Exit, usage
 from cli.views import JsonRecords, await_with_progress, err, out, records_table
-from embedded.demo import write_demo_set
 from embedded.pipeline import DrainReport, LocalPipeline, RunnerFailed, terminal_logs
 from embedded.server import MotoServer
 from pagefleet import keys
@@ -50,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
         assert pipeline.stack is not None
         bucket = Bucket(pipeline.stack.s3, pipeline.settings.bucket)
         if demo:  # while the stack's processes start
+            # Imported here: fpdf costs every other run ~0.25 CPU s of imports.
+            from embedded.demo import write_demo_set
+
             write_demo_set(source)
             err.print(f"[bold]demo set[/] written to {source}")
         try:
@@ -57,17 +59,25 @@ def run(args: argparse.Namespace) -> int:
             ready = time.time()
             submission = Submission.upload(bucket, source)
             stream = JsonRecords(submission) if args.json else None
+            fetched: set[str] = set()
 
             def look(records: dict[str, JobRecord]) -> None:
                 if (failure := pipeline.runner_failure()) is not None:
                     raise failure  # nothing would convert what is left
+                if len(records) == len(submission.uploads):
+                    pipeline.begin_stop()  # the stack winds down while the last outputs come
+                # Each document's outputs as its record lands, while the others convert (only
+                # the last one's are left to fetch once every record is in), and before its
+                # JSON line, which may be read as "its files are there".
+                for rel in records.keys() - fetched:
+                    download(bucket, submission.record_key(rel), records[rel], where)
+                    fetched.add(rel)
                 if stream is not None:
                     stream(records)
 
             progress = await_with_progress(submission, on_records=look)
         except RunnerFailed as exc:
             raise usage(f"the runner stopped: {exc}") from None
-        submission.download(where)
     logs.close()
     if not args.json:
         out.print(records_table("pagefleet run", sorted(submission.records.items())))

@@ -143,6 +143,7 @@ class LocalPipeline(StopOnExit):
         self.dispatcher: Dispatcher | None = None
         self.janitor: Janitor | None = None
         self.runner: subprocess.Popen[bytes] | None = None
+        self._stopping: threading.Thread | None = None  # begin_stop's
         self._runner_tmp: Path | None = None
         self._health_file: Path | None = None
         self._waiting_lock = threading.Lock()
@@ -397,13 +398,30 @@ class LocalPipeline(StopOnExit):
                 shutil.rmtree(self._runner_tmp, ignore_errors=True)
                 self._runner_tmp = None
 
-    def stop(self) -> None:
-        """Stop at once (:meth:`drain` first lets the jobs in flight finish)."""
+    def begin_stop(self) -> None:
+        """Start :meth:`stop` in the background: the functions' pollers and environments and
+        the runner wind down while the caller goes on (``pagefleet run`` fetching its last
+        outputs); :meth:`stop` waits for them and stops the rest."""
+        if self._stopping is None:
+            self._stopping = threading.Thread(
+                target=self._stop_functions_and_runner, name="stack-stop", daemon=True
+            )
+            self._stopping.start()
+
+    def _stop_functions_and_runner(self) -> None:
         if self.dispatcher is not None:
             self.dispatcher.stop(wait=False)  # its pollers end their long polls meanwhile
         self.stop_runners()
         if self.dispatcher is not None:
             self.dispatcher.stop()
+
+    def stop(self) -> None:
+        """Stop at once (:meth:`drain` first lets the jobs in flight finish)."""
+        if self._stopping is None:
+            self._stop_functions_and_runner()
+        else:
+            self._stopping.join()
+            self._stopping = None
         if self.janitor is not None:
             self.janitor.stop()
         if self._own_server and self.server is not None:

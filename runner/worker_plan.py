@@ -322,6 +322,27 @@ def size_workers(
     )
 
 
+# EC2 GPU instances run two hardware threads a core, and give at least 4 GiB a vCPU (g4dn, g5,
+# g6; g6e, gr6 and p5 more).
+EC2_THREADS_PER_CORE = 2
+EC2_MIN_MB_PER_VCPU = 4096
+
+
+def marker_workers_on(vcpus: int, sidecar_mb: int) -> int:
+    """W that :func:`size_workers` gives a marker runner on one GPU of an EC2 instance with
+    ``vcpus`` and the least memory a vCPU of the listed types, less the vLLM sidecar's
+    ``sidecar_mb``, the defaults left as they are: what Terraform pins the runners to
+    (terraform/stack.json), so the splitter's lanes count the workers that run."""
+    host = Host(
+        cpu_count=vcpus,
+        memory_mb=vcpus * EC2_MIN_MB_PER_VCPU - sidecar_mb,
+        threads_per_core=EC2_THREADS_PER_CORE,
+    )
+    gpu = GpuInfo(index=0, uuid="GPU-0", name="any", memory_total_mb=0, memory_free_mb=0)
+    settings = Settings.model_construct(converter="marker")
+    return size_workers(settings, RunnerSettings.model_construct(), host, gpu).workers
+
+
 def thread_percentage(workers: int, runner_settings: RunnerSettings) -> int:
     """CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for each of ``workers`` sharing a GPU.
 

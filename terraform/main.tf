@@ -11,9 +11,12 @@ locals {
 
   # runner_kind: marker on GPU instances, or the text-layer converter on Fargate tasks sized in
   # modules/runners/cpu_task.json (W workers each, one per vCPU).
+  # A GPU task runs the marker workers the runner would size on the smallest instance type it
+  # may land on; the runner is told that number, so lanes and policy count the workers that run.
   cpu_runners      = var.runner_kind == "cpu"
   cpu_task         = jsondecode(file("${path.module}/modules/runners/cpu_task.json"))
-  workers_per_task = local.cpu_runners ? local.cpu_task.workers : var.workers_per_gpu
+  gpu_workers      = coalesce(var.workers_per_gpu, min([for t in var.gpu_instance_types : lookup(local.stack.marker_workers, t, 1)]...))
+  workers_per_task = local.cpu_runners ? local.cpu_task.workers : local.gpu_workers
 
   bucket_name  = coalesce(var.bucket_name, "${var.name}-${data.aws_caller_identity.current.account_id}-${var.region}")
   package_path = coalesce(var.lambda_package_path, "${path.module}/../build/lambda.zip")
@@ -69,6 +72,7 @@ locals {
     PAGEFLEET_REGION               = var.region
     PAGEFLEET_CONVERTER            = local.cpu_runners ? "text-layer" : "marker"
     PAGEFLEET_WORKERS              = tostring(local.workers_per_task)
+    PAGEFLEET_WORKERS_PER_GPU      = tostring(local.workers_per_task)
     PAGEFLEET_VISIBILITY_TIMEOUT_S = tostring(local.settings.visibility_timeout_s)
     PAGEFLEET_HEARTBEAT_S          = tostring(local.settings.heartbeat_s)
     PAGEFLEET_CONVERT_TIMEOUT_S    = tostring(local.settings.convert_timeout_s)

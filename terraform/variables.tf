@@ -340,9 +340,14 @@ variable "on_demand_percentage_above_base_capacity" {
 }
 
 variable "workers_per_gpu" {
-  description = "Converter worker processes per GPU, sharing it through MPS (PAGEFLEET_WORKERS). About VRAM GiB / 7 for marker."
+  description = "Marker worker processes per GPU task (PAGEFLEET_WORKERS_PER_GPU); the splitter's lanes and the scaling policy count them. Null: as the runner sizes them on the smallest of gpu_instance_types (stack.json's marker_workers: physical cores less the 2 the model servers keep, at most 8): 2 on a .2xlarge, 6 on a .4xlarge."
   type        = number
-  default     = 3
+  default     = null
+
+  validation {
+    condition     = var.workers_per_gpu == null || try(var.workers_per_gpu >= 1 && floor(var.workers_per_gpu) == var.workers_per_gpu, false)
+    error_message = "workers_per_gpu must be a whole number of workers, at least 1 (or null to size them from gpu_instance_types)."
+  }
 }
 
 variable "max_runners" {

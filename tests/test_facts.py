@@ -11,7 +11,7 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import facts_pdfs, facts_pdfs_order, layout_pdfs
+from tests import facts_pdfs, facts_pdfs_ocr, facts_pdfs_order, facts_pdfs_ruled, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -30,7 +30,12 @@ ment from the mountains to the sea.
 | Aswan | 2830 | 41 |
 | Cairo | 2,610 | 57 |
 
-<table><tr><th colspan="2">Depth</th></tr><tr><td>Rosetta</td><td>4.9</td></tr></table>
+<table>
+<tr><th colspan="2">Depth</th><th rowspan="2">Basin</th></tr>
+<tr><td>Rosetta</td><td>4.9</td></tr>
+<tr><td rowspan="2">Delta &amp; bar</td><td>3.1</td><td>Nile</td></tr>
+<tr><td>2.2</td><td>Suez</td></tr>
+</table>
 """
 
 
@@ -74,6 +79,12 @@ def test_cells_under_their_header_beside_their_row() -> None:
     assert not _passes("cell\t283\tFlow")  # a cell's words are all of the value's
     # HTML tables, a cell spanning columns heading each of them.
     assert _passes("cell\t4.9\tDepth\tRosetta")
+    # A cell spanning rows sits beside each of them, and heads the column below it.
+    assert _passes("cell\t2.2\tDepth\tDelta & bar")
+    assert _passes("cell\tSuez\tBasin\tDelta & bar")
+    assert not _passes("cell\tSuez\tBasin\tRosetta")
+    # An HTML table's tags are no words: its text reads on from cell to cell.
+    assert _passes("present\tRosetta 4.9 Delta & bar 3.1 Nile\t1")
 
 
 def test_malformed_facts_are_refused() -> None:
@@ -118,6 +129,16 @@ GENERATED: list[Callable[[Path], Path]] = [
     # Rows of one run each, values set apart from a long label: cut for a table to take,
     # which none does, so each reads back as one line.
     facts_pdfs.indicator_sheet,
+    # Bookmarked section titles centred in the body's type, no space above the text under them.
+    facts_pdfs_ocr.centred_section_titles,
+    # Bookmarked titles set on two lines read as two blocks, the first holding most words.
+    facts_pdfs_ocr.split_outline_titles,
+    # A ruled table with a title row and a column of cells merged across rows (HTML rowspan).
+    facts_pdfs_ruled.ruled_roster,
+    # A ruled head of two rows: a label over two columns, their labels under a partial rule.
+    facts_pdfs_ruled.ruled_school_head,
+    # Rules drawn as thin boxes beside shaded cell boxes, and a cell's text wrapped in it.
+    facts_pdfs_ruled.ruled_shaded_wraps,
     # Two justified columns with a gutter under half a line's height: read column by column.
     facts_pdfs_order.narrow_gutter,
     # A 2x2 grid of titled cards: read card by card, row by row (1, 2, 3, 4).

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.fleet import charts, markdown, validation, workloads
-from bench.fleet.config import CPU_ESTIMATES, ESTIMATES, GPUS, FleetConfig, cpu_fleet
+from bench.fleet.config import (
+    CPU_ESTIMATES,
+    ESTIMATES,
+    GPUS,
+    TERRAFORM_WORKERS,
+    FleetConfig,
+    cpu_fleet,
+)
 from bench.fleet.model import Fleet
 from bench.fleet.prices import PRICES_READ, Prices
 from bench.fleet.report import inputs_digest, summarize, throughput
@@ -300,7 +307,14 @@ def study(seed: int, out: Path) -> dict[str, Any]:
             "text_pages_per_s": round(after.gpu.text_pages_per_s, 3),
             "ocr_pages_per_s": round(after.gpu.ocr_pages_per_s, 3),
         },
-        "cpu_bound": [cpu_bound(after.model_copy(update={"gpu": gpu})) for gpu in GPUS.values()],
+        "cpu_bound": [
+            cpu_bound(
+                after.model_copy(
+                    update={"gpu": gpu, "workers_per_task": TERRAFORM_WORKERS[gpu.instance_type]}
+                )
+            )
+            for gpu in GPUS.values()
+        ],
         "prices": {
             "read": PRICES_READ,
             "fields": {

@@ -10,14 +10,14 @@ import json
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bench.fleet.prices import Prices
 from bench.paths import ROOT
 from pagefleet import stack
 from pagefleet.scaling import ScalingPolicy, default_policy
 from pagefleet.settings import Settings
-from runner.worker_plan import MARKER_SERVER_CORES
+from runner.worker_plan import MARKER_SERVER_CORES, OCR_OVERSUBSCRIBE
 
 # marker-pdf 2.0.0, balanced mode: 2.9 pages/s on one B200 with a single stream using about
 # 30% of the GPU (marker's published benchmark), so about 9.7 pages/s saturated. Its benchmark
@@ -114,6 +114,13 @@ GPUS: dict[str, GpuProfile] = {
 }
 
 
+# The marker workers Terraform pins a GPU task to, by instance type (terraform/stack.json's
+# marker_workers, sized by runner/worker_plan.py as the runner sizes itself).
+TERRAFORM_WORKERS: dict[str, int] = json.loads((ROOT / "terraform" / "stack.json").read_text())[
+    "marker_workers"
+]
+
+
 class FargateTask(BaseModel):
     """The CPU runner task (runner_kind = "cpu"): the text-layer converter on Fargate, sized by
     terraform/modules/runners/cpu_task.json, its page costs the splitter's own estimates."""
@@ -169,7 +176,9 @@ class FleetConfig(BaseModel):
     policy: ScalingPolicy = Field(default_factory=default_policy)
     gpu: GpuProfile = GPUS["g6.2xlarge"]  # terraform's gpu_instance_types, first choice
     spot: bool = True  # terraform: on_demand_percentage_above_base_capacity = 0
-    workers_per_task: int = 3  # terraform's workers_per_gpu
+    workers_per_task: int = Field(
+        0, ge=0, description="Workers a task runs; 0: as Terraform pins them for ``gpu``."
+    )
     chunk_pages: int = Settings.model_fields["chunk_pages"].default
     # The lanes the splitter spreads a small document over; None: the policy's, as Terraform
     # sets them (spread_tasks x workers_per_task). Before issue 25: max_runners x workers.
@@ -265,6 +274,16 @@ class FleetConfig(BaseModel):
         False, description="A service with no task publishes no Container Insights task counts."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _terraform_workers(cls, data: Any) -> Any:
+        """workers_per_gpu left null: the marker workers Terraform pins a task on ``gpu`` to."""
+        if isinstance(data, dict) and not data.get("workers_per_task"):
+            gpu = data.get("gpu", cls.model_fields["gpu"].default)
+            name = gpu.instance_type if isinstance(gpu, GpuProfile) else gpu["instance_type"]
+            data = {**data, "workers_per_task": TERRAFORM_WORKERS[name]}
+        return data
+
     def splitter_settings(self) -> Settings:
         """The splitter's settings as Terraform sets them for this fleet's policy."""
         env = self.policy.splitter_environment(self.workers_per_task, self.chunk_pages)
@@ -333,7 +352,15 @@ class FleetConfig(BaseModel):
 
     @property
     def share(self) -> float:
-        return self.stream_share if self.stream_share is not None else self.gpu.single_stream_share
+        """The GPU share one conversion can use alone: marker's published single stream's, or
+        more where the runner lets each worker keep more of the OCR server's capacity in flight
+        (runner/worker_plan.py: W workers keep OCR_OVERSUBSCRIBE x its capacity in flight
+        together, so each alone fills OCR_OVERSUBSCRIBE / W of it)."""
+        if self.stream_share is not None:
+            return self.stream_share
+        return min(
+            1.0, max(self.gpu.single_stream_share, OCR_OVERSUBSCRIBE / self.workers_per_task)
+        )
 
     def chunk_work_s(self, pages: int, scanned_share: float, page_s: float | None = None) -> float:
         """Seconds of the whole GPU to convert ``pages`` pages; ``page_s`` is a measured time
@@ -407,6 +434,10 @@ ESTIMATES: dict[str, str] = {
     "AWS us-east-1 on-demand list prices; Spot assumed 40% of on-demand; vCPUs from the EC2 "
     "instance specifications",
     "text_page_s": "None: from the GPU profile, TEXT_OVER_OCR from Datalab's inference-mirror",
+    "workers_per_task": "0: the marker workers Terraform pins a task on the instance type to "
+    "(terraform/stack.json's marker_workers, runner/worker_plan.py's sizing)",
+    "stream_share": "None: marker's published single stream (30%), or OCR_OVERSUBSCRIBE / W where "
+    "the runner's OCR requests in flight fill more (runner/worker_plan.py)",
     "chunk_overhead_s": "estimate: receive, chunk PDF download, result upload",
     "worker_cpu_s_per_page": "measured (bench/results/2026-12-05-marker-cpu): marker's client "
     "work per text-layer page in balanced mode (PDF open, pdftext, page images, post-processing) "

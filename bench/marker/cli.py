@@ -33,13 +33,22 @@ def _ints(text: str) -> list[int]:
     return values
 
 
+def _positive(text: str) -> int:
+    """A count of at least one: the report's figures are the warm rounds'."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 (the report reads warm rounds), not {text!r}")
+    return int(text)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="scripts/bench --converter marker", description=__doc__)
     p.add_argument("inputs", nargs="*", type=Path, help="real PDFs: each one's first chunk too")
     p.add_argument("--converter", default="marker", choices=["marker"])
     p.add_argument("--modes", default="balanced,fast", help="marker modes, e.g. balanced,fast")
     p.add_argument("--workers", type=_ints, default=[1, 2], help="W values, e.g. 1,2")
-    p.add_argument("--repeat", type=int, default=2, help="warm rounds after the first")
+    p.add_argument(
+        "--repeat", type=_positive, default=2, help="warm rounds after the first (at least 1)"
+    )
     p.add_argument("--chunk-pages", type=int, default=16, help="pages per chunk (the splitter's)")
     p.add_argument(
         "--inference-parallel", type=int, default=8, help="PAGEFLEET_MARKER_INFERENCE_PARALLEL"

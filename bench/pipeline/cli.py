@@ -47,6 +47,14 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the `xargs -P W` baseline (one plain converter process per file)",
     )
+    p.add_argument(
+        "--cold",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N pairs of a cold `pagefleet run` and `xargs -P W` at each W, start-up "
+        "counted, each whole process tree's CPU (embedded stack only)",
+    )
     p.add_argument("--chunk-pages", type=int, default=16, help="PAGEFLEET_CHUNK_PAGES")
     p.add_argument(
         "--chunk-min-cost", type=float, help="PAGEFLEET_CHUNK_MIN_COST_S (default: its default)"
@@ -84,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         synthetic=args.synthetic,
         scans=args.scan,
         xargs=not args.no_xargs,
+        cold=args.cold,
         workers=args.workers,
         repeat=args.repeat,
         converter=args.converter,

@@ -13,6 +13,9 @@ class BenchConfig:
     synthetic: list[int] = field(default_factory=list)
     scans: list[int] = field(default_factory=list)  # image-only synthetic documents, by pages
     xargs: bool = True  # also time `xargs -P W` plain processes over the same files
+    cold: int = (
+        0  # pairs of a cold `pagefleet run` and `xargs -P W` at each W (bench/pipeline/cold)
+    )
     workers: list[int] = field(default_factory=lambda: [1, 2])
     repeat: int = 3
     converter: str = "text-layer"

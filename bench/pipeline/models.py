@@ -260,6 +260,40 @@ class PipelineSummary(_Model):
     rounds: list[PairedRound] | None = Field(None, exclude_if=lambda v: v is None)
 
 
+class ColdRun(_Model):
+    """One command from a fresh start to its exit: its wall time, and the CPU of every process
+    of its tree (:mod:`bench.pipeline.cold`)."""
+
+    command: str
+    wall_s: float  # until the command itself exited
+    reaped_s: float  # until its last descendant did
+    user_s: float
+    sys_s: float
+    load: float  # the 1-minute load average when it started
+    summary: dict[str, float] | None = None  # pagefleet run's own figures, from its last line
+
+    @property
+    def cpu_s(self) -> float:
+        return self.user_s + self.sys_s
+
+
+class ColdPair(_Model):
+    """A cold ``pagefleet run --workers W`` and, just after it, ``xargs -P W`` on the same PDFs."""
+
+    workers: int
+    run: ColdRun
+    xargs: ColdRun
+
+    @property
+    def speedup(self) -> float:
+        """The run's speed over xargs's, start-up counted: xargs's wall over the run's."""
+        return self.xargs.wall_s / self.run.wall_s
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.run.cpu_s / self.xargs.cpu_s
+
+
 class Target(_Model):
     """One of the issue's targets, reported, never enforced."""
 
@@ -282,6 +316,8 @@ class BenchResults(_Model):
     pipeline: list[PipelineSummary]
     targets: list[Target]
     xargs: list[XargsRun] | None = Field(None, exclude_if=lambda v: v is None)
+    # --cold N: cold `pagefleet run` against xargs, the start-up a user waits for counted.
+    cold: list[ColdPair] | None = Field(None, exclude_if=lambda v: v is None)
 
     def largest(self, count: int) -> list[str]:
         """Names of the ``count`` documents with the most pages, most first."""

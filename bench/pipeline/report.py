@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from bench.pipeline.charts import BAR_DOCUMENTS, CHARTS, write_charts
+from bench.pipeline.cold import report_section
 from bench.pipeline.models import STAGES, BenchResults, PipelineSummary
 from bench.pipeline.sampling import CONVERTER, HANDLERS, HARNESS, NOT_OURS, WORKER
 from bench.pipeline.stages import stage_label
@@ -27,6 +28,7 @@ def markdown(results: BenchResults) -> str:
             *_rounds(results),
             *_overall(results),
             *_xargs(results),
+            *report_section(results.cold),
             *_per_document(results),
             *_plans(results),
             *_stages(results),

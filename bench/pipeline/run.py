@@ -15,6 +15,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from bench.pipeline.cold import cold_pairs, cold_targets
 from bench.pipeline.config import BenchConfig
 from bench.pipeline.documents import collect_documents
 from bench.pipeline.models import BenchResults, Host, HostInfo, RunSettings
@@ -60,6 +61,10 @@ def run_bench(config: BenchConfig, command: str) -> BenchResults:
         runs = run_stack(docs, config, stamp, before_round)
         baseline = plain.baseline()
     xargs = [xargs_run(docs, w, xargs_rounds[w]) for w in config.workers] if config.xargs else None
+    # After the warm rounds, with no stack or baseline process of this one left running.
+    cold = None
+    if config.cold and not config.deployed:
+        cold = cold_pairs([d.path for d in docs], config.workers, config.cold)
     pipeline = [
         summarize_pipeline(
             run,
@@ -89,6 +94,7 @@ def run_bench(config: BenchConfig, command: str) -> BenchResults:
         baseline=baseline,
         splitter=splits,
         pipeline=pipeline,
-        targets=targets(docs, pipeline, splits, baseline, xargs),
+        targets=targets(docs, pipeline, splits, baseline, xargs) + cold_targets(cold),
         xargs=xargs,
+        cold=cold,
     )

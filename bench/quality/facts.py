@@ -15,7 +15,10 @@ a comment line. The first field names the document (its file name), the second t
 - ``heading TEXT``: a Markdown heading holds TEXT's words in a row;
 - ``cell VALUE HEADER [BESIDE]``: a table cell's words are VALUE's, a cell above it in its
   column holds HEADER's words in a row (HEADER empty: no header asked), and, when BESIDE is
-  given, a cell of the same row is BESIDE.
+  given, a cell of the same row is BESIDE. Tables are Markdown's and HTML's; an HTML cell
+  that spans columns or rows stands in each place it covers, so with a head of several rows
+  (a label over a group of columns, the columns' own labels below) either of a column's
+  head cells is its header, and a label spanning rows is beside each of them.
 
 Words are the quality report's (:mod:`bench.quality.words`): case, punctuation and markup do
 not count. Facts are written by reading the document (its text and page images), never from a
@@ -204,34 +207,59 @@ def _pipe_tables(lines: Iterable[str]) -> list[Table]:
 
 
 class _HtmlTables(HTMLParser):
+    """HTML tables as rows of cells: a cell that spans columns or rows stands in each place it
+    covers (it heads each column under it, and sits beside each row it spans)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.tables: list[Table] = []
-        self.depth = 0
+        # Per table: the places of rows below that cells spanning rows cover, with their words.
+        self.below: list[dict[tuple[int, int], list[str]]] = []
         self.cell: list[str] | None = None
-        self.span = 1
+        self.span = (1, 1)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "table":
-            self.depth += 1
             self.tables.append([])
+            self.below.append({})
         elif tag == "tr" and self.tables:
+            self._fill()
             self.tables[-1].append([])
         elif tag in ("td", "th") and self.tables and self.tables[-1]:
             self.cell = []
-            span = dict(attrs).get("colspan") or "1"
-            self.span = int(span) if span.isdigit() else 1
+            given = dict(attrs)
+            self.span = (_count(given.get("rowspan")), _count(given.get("colspan")))
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("td", "th") and self.cell is not None and self.tables and self.tables[-1]:
             cell = markdown_words(" ".join(self.cell))
-            # A cell that spans columns heads each of them.
-            self.tables[-1][-1].extend([cell] * self.span)
+            self._fill()
+            r, c = len(self.tables[-1]) - 1, len(self.tables[-1][-1])
+            rows, cols = self.span
+            self.tables[-1][-1].extend([cell] * cols)
+            for i in range(1, rows):
+                for j in range(cols):
+                    self.below[-1][(r + i, c + j)] = cell
             self.cell = None
+        elif tag == "tr" and self.tables:
+            self._fill()
+
+    def _fill(self) -> None:
+        """Put into the open row the cells from rows above that cover its next places."""
+        if not self.tables or not self.tables[-1]:
+            return
+        row, below = self.tables[-1][-1], self.below[-1]
+        r = len(self.tables[-1]) - 1
+        while (r, len(row)) in below:
+            row.append(below.pop((r, len(row))))
 
     def handle_data(self, data: str) -> None:
         if self.cell is not None:
             self.cell.append(data)
+
+
+def _count(value: str | None) -> int:
+    return int(value) if value and value.isdigit() and int(value) > 0 else 1
 
 
 def _html_tables(markdown: str) -> list[Table]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 # Letters and digits are separate words: where pdfium joins a subscript to its base ("x0")
@@ -15,6 +16,8 @@ _WORD = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]+|\d+")
 _INNER_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\x02\u00ad\ufffe]\s*(?=[^\W\d_])")
 # Link and image targets are markup, not words of the page.
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+# The tags of an HTML table (written where a table has cells that span): markup too.
+_TABLE_TAG = re.compile(r"</?(?:table|thead|tbody|tr|th|td)\b[^>]*>", re.IGNORECASE)
 # Emphasis markers: unescaped asterisks, underscores at a word's edge.
 _EMPHASIS = re.compile(r"(?<!\\)\*+|(?<![\\\w])_+|(?<!\\)_+(?!\w)")
 
@@ -25,5 +28,9 @@ def words(text: str) -> list[str]:
 
 def markdown_words(markdown: str) -> list[str]:
     """Words of Markdown as a reader sees them: link targets and emphasis markers dropped,
-    so ``*t*x`` reads as the one word "tx" it renders as."""
-    return words(_EMPHASIS.sub("", _LINK_TARGET.sub("]", markdown)))
+    so ``*t*x`` reads as the one word "tx" it renders as; an HTML table's tags are dropped
+    and its character references read as the characters they stand for."""
+    text = _EMPHASIS.sub("", _LINK_TARGET.sub("]", markdown))
+    if "<t" in text:
+        text = html.unescape(_TABLE_TAG.sub(" ", text))
+    return words(text)

@@ -207,14 +207,15 @@ def match_outline(
 
     The entry's page (or the page after it, or before it: producers point at the end of the
     previous page too) is searched for a short block holding the title's words, or two
-    consecutive ones that do together; of several, the one nearest the height the destination
-    gives, else the first in reading order. The block keeps its own words (a bookmark may
+    consecutive ones that do together; of several, the one that lacks the fewest of the
+    title's words, then the one nearest the height the destination gives, else the first in
+    reading order. The block keeps its own words (a bookmark may
     drop a number or a date the heading has). A block an earlier entry took is not taken again.
     """
     out: dict[BlockRef, int] = {}
     for i in sorted(titles):
-        best: tuple[tuple[int, int, float, int], list[BlockRef]] | None = None
-        for shift, number, bi, distance, alone in titles[i]:
+        best: tuple[tuple[int, int, int, float, int], list[BlockRef]] | None = None
+        for shift, number, bi, distance, alone, missing in titles[i]:
             ref = (number, bi)
             if ref in out:
                 continue
@@ -224,7 +225,7 @@ def match_outline(
                 refs = [ref, (number, bi + 1)]
             else:
                 continue
-            key = (shift, len(refs), distance, bi)
+            key = (shift, missing, len(refs), distance, bi)
             if best is None or key < best[0]:
                 best = key, refs
         if best is not None:

@@ -47,10 +47,13 @@ class TextBlock(TypedDict):
 
 @final
 class TableBlock(TypedDict):
-    """A ruled table whose grid is unambiguous: rows of cell texts."""
+    """A table: rows of cell texts, each row as wide as the table."""
 
     bbox: Bbox
     rows: list[list[str]]
+    # The cells that span rows or columns, each [row, column, rows, columns]; the places they
+    # cover besides their own hold empty strings. Left out when no cell spans.
+    span: NotRequired[list[list[int]]]
 
 
 @final

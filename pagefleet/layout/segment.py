@@ -1016,7 +1016,24 @@ def _breaks(
     # A short line that ends a sentence ends its paragraph.
     prev_text = line_text(prev).rstrip()
     short = prev["bbox"][2] < right - 0.15 * (right - left)
-    return short and prev_text.endswith((".", ":", "!", "?")) and (right - left) > 20 * size
+    if short and prev_text.endswith((".", ":", "!", "?")) and (right - left) > 20 * size:
+        return True
+    # A line set centred by itself, then text from the left edge: a title in the body's type
+    # ("II. OBSERVATIONS"), not the first line of the paragraph under it.
+    return (
+        short
+        and len(blocks[-1]["lines"]) == 1
+        and _centred(prev["bbox"], left, right)
+        and line["bbox"][0] < prev["bbox"][0] - 2 * size
+        and not prev_text.endswith((",", "-"))
+    )
+
+
+def _centred(box: Bbox, left: float, right: float) -> bool:
+    """Whether ``box`` stands in the middle of ``left``..``right``, well in from both."""
+    width = right - left
+    inset, outset = box[0] - left, right - box[2]
+    return min(inset, outset) > 0.15 * width and abs(inset - outset) < 0.05 * width
 
 
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")", "]")

@@ -20,6 +20,7 @@ class TitleBlock(NamedTuple):
     block: int  # index on the page
     distance: float  # from the height the entry points at; 0.0 where it gives none
     alone: bool  # the block holds the title by itself, else only with the block after it
+    missing: int  # the title's words that it (with the block after it) lacks
 
 
 _TITLE_WORD = re.compile(r"[^\W\d_]+|\d+")
@@ -89,11 +90,23 @@ def find_titles(
                 # first of two (the second would then hold it alone, and is tried itself).
                 if have is None or not title.keys() & have.keys():
                     continue
-                alone = _holds(title, have)
-                if not alone:
-                    after = words_of(pi, bi + 1) if bi + 1 < len(blocks) else None
-                    if after is None or not _holds(title, have + after):
-                        continue
                 distance = abs(block["bbox"][1] - top) if top is not None and not shift else 0.0
-                found.setdefault(i, []).append(TitleBlock(shift, number, bi, distance, alone))
+                missing = sum((title - have).values())
+                alone = _holds(title, have)
+                if alone:
+                    found.setdefault(i, []).append(
+                        TitleBlock(shift, number, bi, distance, True, missing)
+                    )
+                    if not missing:
+                        continue
+                # With the block after it: a title set on two lines that the block alone
+                # holds only in part ("How to contribute to" / "MuPDF") is found whole.
+                after = words_of(pi, bi + 1) if bi + 1 < len(blocks) else None
+                if after is None or not _holds(title, have + after):
+                    continue
+                both = sum((title - have - after).values())
+                if not alone or both < missing:
+                    found.setdefault(i, []).append(
+                        TitleBlock(shift, number, bi, distance, False, both)
+                    )
     return found

@@ -8,6 +8,7 @@ its own.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Container
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from pagefleet.layout.inline import (
     strip_prefix,
     table_cell,
 )
-from pagefleet.layout.schema import Block, TextBlock
+from pagefleet.layout.schema import Block, TableBlock, TextBlock
 from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_text, listing_text
 
 _BACKTICKS = re.compile(r"`+")
@@ -92,7 +93,7 @@ class Writer:
     def apply(self, event: Event) -> None:
         kind, block, page, level = event
         if "rows" in block:
-            self.table(block["rows"])
+            self.table(block)
         elif "image" in block:
             self.wait(("image", f"![]({ASSET_LINK_PREFIX}{block['image']})"))
         elif kind == "figure":
@@ -186,14 +187,12 @@ class Writer:
         fence = "`" * max(3, longest + 1)
         self.parts.append(("code", f"{fence}\n{text}\n{fence}"))
 
-    def table(self, rows: list[list[str]]) -> None:
+    def table(self, block: TableBlock) -> None:
         self.close()
         self.list_indents.clear()
-        width = max(len(row) for row in rows)
-        cells = [[table_cell(c) for c in row] + [""] * (width - len(row)) for row in rows]
-        lines = ["| " + " | ".join(cells[0]) + " |", "|" + " --- |" * width]
-        lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
-        self.parts.append(("table", "\n".join(lines)))
+        spans = block.get("span")
+        rows = block["rows"]
+        self.parts.append(("table", html_table(rows, spans) if spans else markdown_table(rows)))
 
     def close(self) -> None:
         """End the open paragraph, and write the footnotes and pictures that waited for it."""
@@ -229,3 +228,46 @@ class Writer:
         else:
             bullet = "- " + escape(marker.strip()) + " "
         self.parts.append((kind, "    " * depth + bullet + text))
+
+
+def markdown_table(rows: list[list[str]]) -> str:
+    """A table none of whose cells spans, as a Markdown table: its first row the head."""
+    width = max(len(row) for row in rows)
+    cells = [[table_cell(c) for c in row] + [""] * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(cells[0]) + " |", "|" + " --- |" * width]
+    lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
+    return "\n".join(lines)
+
+
+def html_table(rows: list[list[str]], spans: list[list[int]]) -> str:
+    """A table with cells that span rows or columns, as an HTML table (Markdown's tables have
+    no spanning cell). The head is the first row, and where a cell of it spans columns (a
+    label over a group of columns, theirs below it), the rows its cells span down into."""
+    at = {(r, c): (height, width) for r, c, height, width in spans}
+    covered = {
+        (r + i, c + j)
+        for r, c, height, width in spans
+        for i in range(height)
+        for j in range(width)
+        if i or j
+    }
+    head = 1
+    if any(width > 1 for r, _, _, width in spans if r == 0):
+        while (deeper := max(r + height for r, _, height, _ in spans if r < head)) > head:
+            head = deeper
+    lines = ["<table>"]
+    for r, row in enumerate(rows):
+        tag = "th" if r < head else "td"
+        cells = []
+        for c, text in enumerate(row):
+            if (r, c) in covered:
+                continue
+            height, width = at.get((r, c), (1, 1))
+            attrs = (f' rowspan="{height}"' if height > 1 else "") + (
+                f' colspan="{width}"' if width > 1 else ""
+            )
+            cell = html.escape(" ".join(text.split()), quote=False)
+            cells.append(f"<{tag}{attrs}>{cell}</{tag}>")
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    lines.append("</table>")
+    return "\n".join(lines)

@@ -4,6 +4,14 @@ rapidocr-onnxruntime ships its PP-OCRv4 detection and recognition models inside 
 the engine loads with no network. The page is rendered to a bitmap whose size is capped, so
 a page of absurd dimensions (the hostile corpus has one 2^31 pt tall) costs no more than a
 normal one. The result is layout lines like those of the text layer, in page coordinates.
+
+Its recogniser is one model for Chinese and English: its dictionary (6,623 characters, the
+model's metadata) is mostly Han, and RapidOCR decodes a line by taking the likeliest character
+of the whole dictionary at each step (``CTCLabelDecode.__call__`` in
+``rapidocr_onnxruntime/ch_ppocr_rec/utils.py``, 1.4.4), so a page of Latin script can come out
+with Han characters in it, and its word gaps, which the model scores low as spaces, are lost.
+Here each line's per-step probabilities are kept and the page is decoded once its script is
+known, from the page alone (rule 5): see :func:`_decode_page`.
 """
 
 from __future__ import annotations
@@ -28,10 +36,27 @@ _DET_SIDE_PX = 1024
 # An OCR line box is taller than the font size by the detector's padding.
 _BOX_TO_SIZE = 0.75
 _SAME_SIZE = 0.3
+# Code points from the CJK radicals on: Han, kana, Hangul, CJK punctuation, full-width forms.
+_CJK_FROM = 0x2E80
+# A page whose letters are less than this share Han, kana or Hangul is a page of another
+# script, and the CJK characters read on it are the dictionary's guesses, not the page's.
+_CJK_PAGE_SHARE = 0.1
+# On such a page, the steps between two characters (the second a letter or digit) are a word
+# gap where the space scores this much at one of them, or the lower score over this many
+# steps: on the working set's scans the model gives the gaps it sets no space in 0.03-0.48,
+# over 2-6 steps, and the steps inside a word under 0.01 but for narrow ones ("Assemb|ly"
+# of pdfminer's service bulletin: 0.05 over 2 steps).
+_GAP_SPACE = 0.1
+_WIDE_GAP_SPACE = 0.02
+_WIDE_GAP_STEPS = 3
+# A word whose letters are capitals but one or more lowercase "l" (read for "1" or "I":
+# "AA-l" for "AA-1"), of at least this many capitals.
+_CAPITALS = 2
+_LOOKALIKES = ("1", "I")
 
 
 @cache
-def _engine(threads: int) -> Any:
+def _engine(threads: int) -> tuple[Any, _Dictionary]:
     import onnxruntime
     from rapidocr_onnxruntime import RapidOCR
 
@@ -43,13 +68,37 @@ def _engine(threads: int) -> Any:
     # one, 8.4-8.7 two by two, 13 six by six), and the recogniser's memory grows with batch
     # times width (six wide lines took 170 MB more than two). A GPU keeps batches of two,
     # unmeasured there.
-    return RapidOCR(
+    engine = RapidOCR(
         det_use_cuda=cuda,
         cls_use_cuda=cuda,
         rec_use_cuda=cuda,
         rec_batch_num=2 if cuda else 1,
         **pool,
     )
+    return engine, _Dictionary(engine.text_rec.postprocess_op.character)
+
+
+class _Dictionary:
+    """The recogniser's characters (RapidOCR's list: "blank" first, the space last), and which
+    are CJK."""
+
+    def __init__(self, characters: list[str]) -> None:
+        self.characters = characters
+        self.space = len(characters) - 1
+        self.cjk = np.array([len(c) == 1 and ord(c) >= _CJK_FROM for c in characters])
+        self.not_cjk = ~self.cjk
+        self.alnum = [c.isalnum() and len(c) == 1 for c in characters]
+        self.lowercase_l = characters.index("l")
+        self.lookalikes = [characters.index(c) for c in _LOOKALIKES]
+
+
+class _Steps:
+    """Stands in for RapidOCR's CTC decoder (``TextRecognizer.postprocess_op``, called with a
+    batch's probabilities, each step over the dictionary) and hands each line's probabilities
+    back as its "text", so that the page decodes them itself (:func:`_decode_page`)."""
+
+    def __call__(self, preds: np.ndarray, *args: Any, **kwargs: Any) -> list[tuple[Any, float]]:
+        return [(steps, 1.0) for steps in preds]
 
 
 @cache
@@ -68,7 +117,7 @@ def _trim() -> None:
         libc.malloc_trim(0)
 
 
-def _read(engine: Any, image: np.ndarray) -> list[tuple[np.ndarray, str]]:
+def _read(model: tuple[Any, _Dictionary], image: np.ndarray) -> list[tuple[np.ndarray, str]]:
     """(corner points, text) of each text line RapidOCR reads in ``image``.
 
     RapidOCR's own pipeline, with detection run on a copy at most ``_DET_SIDE_PX`` on its
@@ -78,6 +127,7 @@ def _read(engine: Any, image: np.ndarray) -> list[tuple[np.ndarray, str]]:
     """
     import cv2
 
+    engine, dictionary = model
     height, width = image.shape[:2]
     scale = min(1.0, _DET_SIDE_PX / max(height, width))
     small = image
@@ -91,12 +141,82 @@ def _read(engine: Any, image: np.ndarray) -> list[tuple[np.ndarray, str]]:
     crops = engine.get_crop_img_list(image, boxes)
     if engine.use_cls:
         crops, _, _ = engine.text_cls(crops)
-    texts, _ = engine.text_rec(crops)
+    decoder = engine.text_rec.postprocess_op
+    engine.text_rec.postprocess_op = _Steps()
+    try:
+        steps, _ = engine.text_rec(crops)
+    finally:
+        engine.text_rec.postprocess_op = decoder
+    texts = _decode_page([read[0] for read in steps], dictionary)
     return [
-        (box, str(read[0]))
-        for box, read in zip(boxes, texts, strict=True)
-        if float(read[1]) >= engine.text_score
+        (box, text)
+        for box, (text, score) in zip(boxes, texts, strict=True)
+        if score >= engine.text_score
     ]
+
+
+def _decode_page(lines: list[np.ndarray], dictionary: _Dictionary) -> list[tuple[str, float]]:
+    """(text, score) of each line from its steps' probabilities, decoded as RapidOCR decodes
+    them (the likeliest character at each step, repeats and blanks dropped, the score the mean
+    probability of the characters kept), and then, where the page is not CJK, once more with
+    no CJK characters, a space at each word gap and capitals for an "l" among capitals."""
+    texts = [_decode(steps, dictionary, latin=False) for steps in lines]
+    cjk = letters = 0
+    for text, _ in texts:
+        for char in text:
+            if char.isalpha():
+                letters += 1
+                cjk += ord(char) >= _CJK_FROM
+    if not letters or cjk >= _CJK_PAGE_SHARE * letters:
+        return texts
+    return [_decode(steps, dictionary, latin=True) for steps in lines]
+
+
+def _decode(steps: np.ndarray, dictionary: _Dictionary, *, latin: bool) -> tuple[str, float]:
+    if latin:
+        steps = np.where(dictionary.not_cjk, steps, 0.0)
+    best = steps.argmax(axis=1)
+    kept = best != 0
+    kept[1:] &= best[1:] != best[:-1]
+    at = np.flatnonzero(kept)
+    if not len(at):
+        return "", 0.0
+    score = float(steps[at, best[at]].mean())
+    if not latin:
+        return "".join(dictionary.characters[i] for i in best[at]), score
+    # (character, step) of the line; -1: a space put in a word gap.
+    chars: list[tuple[int, int]] = []
+    for step in at.tolist():
+        char = int(best[step])
+        if chars and dictionary.alnum[char] and chars[-1][0] != dictionary.space:
+            gap = steps[chars[-1][1] + 1 : step, dictionary.space]
+            likely = gap.max() if len(gap) else 0.0
+            if likely >= _GAP_SPACE or (likely >= _WIDE_GAP_SPACE and len(gap) >= _WIDE_GAP_STEPS):
+                chars.append((dictionary.space, -1))
+        chars.append((char, step))
+    text = [dictionary.characters[char] for char, _ in chars]
+    _capitals(text, chars, steps, dictionary)
+    return "".join(text), score
+
+
+def _capitals(
+    text: list[str], chars: list[tuple[int, int]], steps: np.ndarray, d: _Dictionary
+) -> None:
+    """In a word of capitals, a lowercase "l" is the look-alike ("1" or "I") the model scores
+    higher at its step: no word of Latin script sets one lowercase letter among capitals."""
+    start = 0
+    for end in [*(i for i, t in enumerate(text) if t == " "), len(text)]:
+        word = range(start, end)
+        start = end + 1
+        ells = [i for i in word if chars[i][0] == d.lowercase_l]
+        if not ells:
+            continue
+        others = [text[i] for i in word if text[i].isalpha() and chars[i][0] != d.lowercase_l]
+        if len(others) < _CAPITALS or not all(c.isupper() for c in others):
+            continue
+        for i in ells:
+            row = steps[chars[i][1]]
+            text[i] = d.characters[max(d.lookalikes, key=lambda c: row[c])]
 
 
 def render_scale(width: float, height: float) -> float:

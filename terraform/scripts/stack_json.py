@@ -16,8 +16,13 @@ from typing import Any
 
 from pagefleet import scaling, stack
 from pagefleet.settings import Settings
+from runner.worker_plan import marker_workers_on
 
 OUT = Path(__file__).resolve().parents[1] / "stack.json"
+GPU_TYPES = OUT.parent / "modules" / "runners" / "gpu_instance_types.json"
+# The vLLM sidecar's memory reservation (modules/runners' vllm_memory_mb default), held before
+# the runner sizes W from what is left.
+SIDECAR_MB = 2048
 
 # Runner and handler settings whose defaults Terraform uses unless a variable overrides them.
 SETTINGS_EXPORTED = (
@@ -56,6 +61,13 @@ def stack_document() -> dict[str, Any]:
         ],
         "settings": {name: defaults[name] for name in SETTINGS_EXPORTED},
         "scaling": scaling.export(scaling.default_policy()),
+        # Marker workers a GPU task runs on each one-GPU type, as the runner sizes them
+        # (runner/worker_plan.py): Terraform pins PAGEFLEET_WORKERS_PER_GPU to the smallest of
+        # its instance types' and counts the splitter's lanes with it.
+        "marker_workers": {
+            name: marker_workers_on(vcpus, SIDECAR_MB)
+            for name, vcpus in json.loads(GPU_TYPES.read_text())["vcpus"].items()
+        },
     }
 
 

@@ -83,10 +83,11 @@ run "pipeline_without_runners" {
   assert {
     condition = (
       local.handler_env.PAGEFLEET_CONVERTER == "marker" &&
-      local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.spread_tasks * 3) &&
+      local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.spread_tasks * 2) &&
+      local.runner_env.PAGEFLEET_WORKERS_PER_GPU == "2" &&
       tonumber(local.handler_env.PAGEFLEET_COST_MARKER_PAGE_S) * local.settings.chunk_pages == jsondecode(file("stack.json")).scaling.seconds_per_chunk
     )
-    error_message = "the splitter plans chunks for the runners: marker's costs, a chunk the scaling policy's seconds_per_chunk, a small document spread over spread_tasks x workers_per_gpu lanes (not max_runners x workers_per_gpu)"
+    error_message = "the splitter plans chunks for the runners: marker's costs, a chunk the scaling policy's seconds_per_chunk, a small document spread over spread_tasks x W lanes (not max_runners x W), W the 2 marker workers a g6.2xlarge runs and the runners are pinned to"
   }
 
   assert {
@@ -352,6 +353,55 @@ run "multi_gpu_instance_types_refused" {
   }
 
   expect_failures = [var.gpu_instance_types]
+}
+
+run "workers_sized_on_the_smallest_instance_type" {
+  command = plan
+
+  variables {
+    gpu_instance_types = ["g6.4xlarge", "g5.2xlarge"]
+  }
+
+  assert {
+    condition     = local.runner_env.PAGEFLEET_WORKERS_PER_GPU == "2" && local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.spread_tasks * 2)
+    error_message = "a group that may launch a g5.2xlarge runs the 2 workers its 4 cores feed on every instance, and the lanes count 2"
+  }
+}
+
+run "workers_sized_on_a_4xlarge" {
+  command = plan
+
+  variables {
+    gpu_instance_types = ["g6.4xlarge"]
+  }
+
+  assert {
+    condition     = local.runner_env.PAGEFLEET_WORKERS_PER_GPU == "6" && local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.spread_tasks * 6)
+    error_message = "a g6.4xlarge's 8 cores less the model servers' 2 run 6 workers"
+  }
+}
+
+run "workers_per_gpu_set_wins" {
+  command = plan
+
+  variables {
+    workers_per_gpu = 3
+  }
+
+  assert {
+    condition     = local.runner_env.PAGEFLEET_WORKERS_PER_GPU == "3" && local.handler_env.PAGEFLEET_FLEET_LANES == tostring(jsondecode(file("stack.json")).scaling.spread_tasks * 3)
+    error_message = "an explicit workers_per_gpu reaches the runners and the lanes"
+  }
+}
+
+run "workers_per_gpu_not_a_whole_number_refused" {
+  command = plan
+
+  variables {
+    workers_per_gpu = 1.5
+  }
+
+  expect_failures = [var.workers_per_gpu]
 }
 
 run "unknown_instance_types_refused" {

@@ -22,6 +22,7 @@ from runner.converters.text_layer.figures import (
     labels_outside,
     write_pictures,
 )
+from runner.converters.text_layer.hidden_ocr import bad_hidden_layer
 from runner.converters.text_layer.lines import text_lines
 from runner.converters.text_layer.objects import PageObjects
 from runner.converters.text_layer.tables import lines_outside, place_blocks, ruled_tables
@@ -56,7 +57,10 @@ def extract_page(
             textpage = page.get_textpage()
             lines, chars = text_lines(pdf, page, textpage, index, bbox, rotation, objects)
         scan = ocr != "force" and _needs_ocr(page, lines)
-        use_ocr = ocr == "force" or (ocr == "auto" and scan)
+        use_ocr = ocr == "force" or (
+            ocr == "auto"
+            and (scan or (objects is not None and bad_hidden_layer(page, objects, lines)))
+        )
         tables: list[TableBlock] = []
         pictures: list[Picture] = []
         if use_ocr:

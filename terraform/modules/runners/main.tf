@@ -146,7 +146,7 @@ locals {
 
   # The CPU runner: the text-layer converter, one worker per vCPU each with its share of the
   # task's memory, no MPS (no GPU: the supervisor plans CPU workers, runner/worker_plan.py).
-  cpu_runner_env = merge({ for k, v in var.environment : k => v if !startswith(k, "PAGEFLEET_MPS") && !startswith(k, "PAGEFLEET_MARKER_") }, {
+  cpu_runner_env = merge({ for k, v in var.environment : k => v if !startswith(k, "PAGEFLEET_MPS") && !startswith(k, "PAGEFLEET_MARKER_") && k != "PAGEFLEET_WORKERS_PER_GPU" }, {
     PAGEFLEET_CONVERTER         = "text-layer"
     PAGEFLEET_WORKERS           = tostring(local.cpu_task.workers)
     PAGEFLEET_CONVERT_MEMORY_MB = tostring(local.cpu_task.convert_memory_mb)
