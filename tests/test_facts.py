@@ -11,7 +11,14 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import facts_pdfs, facts_pdfs_furniture, facts_pdfs_ocr, facts_pdfs_ruled, layout_pdfs
+from tests import (
+    facts_pdfs,
+    facts_pdfs_furniture,
+    facts_pdfs_ocr,
+    facts_pdfs_order,
+    facts_pdfs_ruled,
+    layout_pdfs,
+)
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -151,6 +158,16 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_furniture.rtl_ligatures,
     # A one-page table whose running foot (page number, chapter) sits right under its notes.
     facts_pdfs_furniture.statistical_table_page,
+    # Two justified columns with a gutter under half a line's height: read column by column.
+    facts_pdfs_order.narrow_gutter,
+    # A 2x2 grid of titled cards: read card by card, row by row (1, 2, 3, 4).
+    facts_pdfs_order.card_grid,
+    # A slide of two framed boxes of bullets side by side: box by box, not a table.
+    facts_pdfs_order.slide_boxes,
+    # A form of labels and values side by side: label before value, row by row.
+    facts_pdfs_order.label_value_form,
+    # A lettered list stays a list; "(b)" and an initial starting a wrapped line do not.
+    facts_pdfs_order.letter_enumeration,
 ]
 
 

@@ -82,7 +82,11 @@ def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
 
 
 def _regions(
-    boxes: list[Bbox], idx: list[int], out: list[list[int]], joins: set[tuple[int, int]]
+    boxes: list[Bbox],
+    idx: list[int],
+    out: list[list[int]],
+    joins: set[tuple[int, int]],
+    labels: set[int],
 ) -> None:
     """Append the regions of ``idx`` in reading order: columns left to right, band by band.
 
@@ -95,7 +99,7 @@ def _regions(
     A gutter narrower than a line's height (see :func:`_gutter`) is crossed by a line the text
     layer wrote in two pieces, one on each side, level and of one height, closer than a gutter
     (an OCR layer cuts lines at an illustration's edge): the pair is added to ``joins`` and
-    reads as one spanning line.
+    reads as one spanning line; not between two columns of prose, whose lines are all level.
     """
     gutter = _gutter(boxes, idx) if len(idx) >= 4 else None
     if gutter is None:
@@ -103,12 +107,18 @@ def _regions(
         if len(bands) == 1:
             out.append(_rows(boxes, idx))
             return
+        boxed = _boxes_under(boxes, bands)
+        if boxed:
+            _regions(boxes, bands[0], out, joins, labels)
+            _regions(boxes, boxed, out, joins, labels)
+            return
         for band in bands:
-            _regions(boxes, band, out, joins)
+            _regions(boxes, band, out, joins, labels)
         return
-    g0, g1 = gutter
+    g0, g1, prose = gutter
     mid = (g0 + g1) / 2
-    pieces = _pieces_across(boxes, idx, g0, g1)
+    # Between columns of prose set close, every line is level with one across the gap.
+    pieces = {} if prose else _pieces_across(boxes, idx, g0, g1)
     joins.update(pieces.items())
     joined = set(pieces) | set(pieces.values())
 
@@ -124,10 +134,17 @@ def _regions(
             side[0 if (boxes[i][0] + boxes[i][2]) / 2 < mid else 1].append(i)
     for k, (left, right) in enumerate(sides):
         # A table whose cells are paragraphs reads row by row, each row's cells left to right.
-        for row in _cell_rows(boxes, left, right) or [(left, right)]:
+        # A form's fields, label beside value, read row by row too; so are columns parted by
+        # a break across the page.
+        rows = (
+            _cell_rows(boxes, left, right)
+            or _field_rows(boxes, left, right, labels)
+            or _break_rows(boxes, left, right)
+        )
+        for row in rows or [(left, right)]:
             for part in row:
                 if part:
-                    _regions(boxes, part, out, joins)
+                    _regions(boxes, part, out, joins, labels)
         if k < len(spanning):
             # Spanning lines with nothing beside them in between (a two-line title, the two
             # pieces of one line) stay one region.
@@ -137,19 +154,45 @@ def _regions(
                 out.append([spanning[k]])
 
 
+def _boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
+    """The lines under the first band when they stand in columns each opening with a title (a
+    slide's boxes under its title, whose items are spaced wider than the gap that cuts bands
+    and whose titled columns the title's width hid); empty otherwise."""
+    rest = [i for band in bands[1:] for i in band]
+    gutter = _gutter(boxes, rest) if len(rest) >= 4 else None
+    if gutter is None:
+        return []
+    mid = (gutter[0] + gutter[1]) / 2
+    left = [i for i in rest if boxes[i][2] <= mid]
+    right = [i for i in rest if boxes[i][0] >= mid]
+    if len(left) + len(right) < len(rest) or not left or not right:
+        return []
+    return rest if _titled(boxes, left) and _titled(boxes, right) else []
+
+
 def _cell_rows(
     boxes: list[Bbox], left: list[int], right: list[int]
 ) -> list[tuple[list[int], list[int]]]:
     """The rows of a table without rules whose cells are paragraphs, when ``left`` and
     ``right`` (the two sides of a gutter) are its columns: each side falls into blocks at
-    vertical gaps, the blocks of the two sides start level, one for one, three rows at least,
-    and two rows at least hold a paragraph of several lines on both sides (so lines paired
-    across the gutter, a form's labels, an index's entries, stay columns). Empty otherwise.
+    vertical gaps, the blocks of the two sides start level, one for one, three rows at least
+    (two where every block opens with a title, a grid of cards), and two rows at least hold a
+    paragraph of several lines on both sides (so lines paired across the gutter, a form's
+    labels, an index's entries, stay columns). A block on one side wholly above the other
+    side's text (a title set at the left over the grid) is a row of its own. Empty otherwise.
     """
     if len(left) < 4 or len(right) < 4:
         return []
     lb, rb = _bands(boxes, left), _bands(boxes, right)
-    if len(lb) != len(rb) or len(lb) < 3:
+    lead: list[tuple[list[int], list[int]]] = []
+    for side, other in ((lb, right), (rb, left)):
+        top = min(boxes[i][1] for i in other)
+        while len(side) > 1 and max(boxes[i][3] for i in side[0]) <= top:
+            block = side.pop(0)
+            lead.append((block, []) if side is lb else ([], block))
+    if len(lb) != len(rb) or len(lb) < 2:
+        return []
+    if len(lb) == 2 and not all(_titled(boxes, block) for block in lb + rb):
         return []
     unit = median(boxes[i][3] - boxes[i][1] for i in left + right)
     for a, b in zip(lb, rb, strict=True):
@@ -157,7 +200,92 @@ def _cell_rows(
             return []
     if sum(1 for a, b in zip(lb, rb, strict=True) if len(a) > 1 and len(b) > 1) < 2:
         return []
-    return list(zip(lb, rb, strict=True))
+    return lead + list(zip(lb, rb, strict=True))
+
+
+def _field_rows(
+    boxes: list[Bbox], left: list[int], right: list[int], labels: set[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The fields of a form, when ``left`` (the left side of a gutter) is its labels, most of
+    them ending in a colon, and ``right`` their values, most labels level with a value's first
+    line: each label with the lines of the right side from its height down to the next
+    label's (a value on several lines). Empty otherwise; so are columns whose lines merely
+    pair up (two columns of lettered labels, an index), which read column by column."""
+    heads = sorted(left, key=lambda i: boxes[i][1])
+    if len(heads) < 2 or 3 * len(labels.intersection(heads)) < 2 * len(heads):
+        return []
+    if min(boxes[j][1] for j in right) < boxes[heads[0]][1] - 0.5 * (
+        boxes[heads[0]][3] - boxes[heads[0]][1]
+    ):
+        return []  # text on the right above the first label: no field of the form
+    level = sum(
+        1
+        for i in heads
+        if any(
+            min(boxes[i][3], boxes[j][3]) - max(boxes[i][1], boxes[j][1])
+            >= 0.5 * min(boxes[i][3] - boxes[i][1], boxes[j][3] - boxes[j][1])
+            for j in right
+        )
+    )
+    if 3 * level < 2 * len(heads):
+        return []
+    tops = [boxes[i][1] for i in heads[1:]]
+    values: list[list[int]] = [[] for _ in heads]
+    for j in sorted(right, key=lambda j: boxes[j][1]):
+        values[bisect_right(tops, (boxes[j][1] + boxes[j][3]) / 2)].append(j)
+    return [([i], value) for i, value in zip(heads, values, strict=True)]
+
+
+def _break_rows(
+    boxes: list[Bbox], left: list[int], right: list[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The two sides of a gutter cut where a gap some lines tall runs across both: a break
+    across the page (a figure set across both columns, the references under a paper's last
+    section), above which both columns are read before the text below it, both resuming
+    level below it, each part lines on both sides. Empty otherwise."""
+    if not left or not right:
+        return []
+    unit = median(boxes[i][3] - boxes[i][1] for i in left + right)
+    order = sorted(left + right, key=lambda i: boxes[i][1])
+    parts = [[order[0]]]
+    reach = boxes[order[0]][3]
+    for i in order[1:]:
+        if boxes[i][1] - reach >= _BREAK * unit:
+            parts.append([])
+        parts[-1].append(i)
+        reach = max(reach, boxes[i][3])
+    if len(parts) < 2:
+        return []
+    sides = set(left)
+    rows = [([i for i in p if i in sides], [i for i in p if i not in sides]) for p in parts]
+    # Both columns resume level below each break: a gap that pictures or a table left in one
+    # column and in the other at different heights is no break. Each part holds lines of
+    # text on both sides: rows of a form spaced wide apart, one field a side, are no parts.
+    for k, (a, b) in enumerate(rows):
+        if len(a) < 2 or len(b) < 2:
+            return []
+        if k and abs(min(boxes[i][1] for i in a) - min(boxes[i][1] for i in b)) > 0.5 * unit:
+            return []
+    return rows
+
+
+# A gap across the page this many line heights tall at least is a break, not a paragraph's.
+_BREAK = 2.5
+
+
+def _titled(boxes: list[Bbox], block: list[int]) -> bool:
+    """Whether a block's top line is taller than the lines under it: a card's or a box's
+    title over its text. Two columns of an article whose paragraphs happen to start level
+    rarely both open every paragraph with a heading."""
+    top, *rest = sorted(block, key=lambda i: boxes[i][1])
+    if not rest:
+        return False
+    height = median(boxes[i][3] - boxes[i][1] for i in rest)
+    return boxes[top][3] - boxes[top][1] >= _TITLE * height
+
+
+# A title's line is this many times as tall as the text under it at least (14 pt over 10 pt).
+_TITLE = 1.2
 
 
 def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> dict[int, int]:
@@ -200,8 +328,9 @@ def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
     return bands
 
 
-def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
-    """The widest nearly-uncrossed vertical band in the middle of the lines, if columns."""
+def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | None:
+    """The widest nearly-uncrossed vertical band in the middle of the lines, if columns, and
+    whether it is a narrow gap between columns of prose (see :func:`_prose`)."""
     lo = min(boxes[i][0] for i in idx)
     hi = max(boxes[i][2] for i in idx)
     span = hi - lo
@@ -231,8 +360,31 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float] | None:
         if bottom - top < 2 * unit:  # the two sides do not stand side by side
             continue
         if g1 - g0 >= _wide_gutter(unit) or _sizes_differ(boxes, left, right):
-            return g0, g1
+            return g0, g1, False
+        if _prose(boxes, left, right, unit):
+            return g0, g1, True
     return None
+
+
+# A column of running text: most of its lines this many line heights long at least, some 45
+# characters (a table's cells that hold paragraphs, a form's labels and values, a list's
+# short items are shorter).
+_MEASURE = 18.0
+
+
+def _prose(boxes: list[Bbox], left: list[int], right: list[int], unit: float) -> bool:
+    """Whether both sides of a narrow gap are single columns of running text, three lines at
+    least each, most of them a full measure long and starting at the column's edge (indents
+    aside): a journal's or a newsletter's columns set close, which read column by column
+    whatever the gap. A table's columns of paragraphs are shorter, and more than one stand
+    on a side of any gap between them."""
+    for side in (left, right):
+        if len(side) < 3 or median(boxes[i][2] - boxes[i][0] for i in side) < _MEASURE * unit:
+            return False
+        edge = min(boxes[i][0] for i in side)
+        if 5 * sum(1 for i in side if boxes[i][0] > edge + 2 * unit) > len(side):
+            return False
+    return True
 
 
 # A gap narrower than a line's height is a gutter only between text of different sizes and
@@ -354,7 +506,8 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
     regions: list[list[int]] = []
     joins: set[tuple[int, int]] = set()
     if flat:
-        _regions(boxes, flat, regions, joins)
+        labels = {i for i in flat if _tail(lines[i]).endswith(":")}
+        _regions(boxes, flat, regions, joins, labels)
     regions += [[i] for i in upright]
     out: list[list[Line]] = []
     for region in regions:
@@ -477,16 +630,34 @@ def _unruled_tables(
 ) -> list[tuple[set[int], list[list[str]]]]:
     """The tables without rules among the lines ``free`` (indexes of ``lines``): the indexes
     of each one's lines, and its rows; not a listing's columns (all its lines ``code``), nor
-    an index's entries in two columns (see :func:`_across_columns`)."""
+    an index's entries in two columns (see :func:`_across_columns`), nor lists side by side
+    (see :func:`_bulleted`)."""
     boxes = [lines[i]["bbox"] for i in free]
     found: list[tuple[set[int], list[list[str]]]] = []
     for table_lines, rows in find_unruled(
         boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
         members = {free[k] for k in table_lines}
-        if not members <= code and not _across_columns(boxes, table_lines, len(rows[0])):
+        if members <= code or _bulleted(rows):
+            continue
+        if not _across_columns(boxes, table_lines, len(rows[0])):
             found.append((members, rows))
     return found
+
+
+_BULLETED = re.compile(rf"^\s*[{re.escape(BULLETS)}]\s+\S")
+
+
+def _bulleted(rows: list[list[str]]) -> bool:
+    """Whether a table's body is bulleted items in every column: lists side by side (a
+    slide's boxes, a page of two lists), each read down, not rows read across."""
+    body = rows[1:]
+    if len(body) < 2:
+        return False
+    return all(
+        any(columns) and all(_BULLETED.match(cell) for cell in columns if cell.strip())
+        for columns in zip(*body, strict=False)
+    )
 
 
 def _rejoined(lines: list[Line], cut: list[bool], taken: set[int]) -> list[tuple[Line, list[int]]]:
@@ -764,15 +935,66 @@ def paragraphs(region: list[Line]) -> list[TextBlock]:
     usual_gap = median(gaps) if gaps else 0.0
     left = min(line["bbox"][0] for line in region)
     right = max(line["bbox"][2] for line in region)
+    letters = _lettered(region)
     blocks: list[TextBlock] = []
     prev: Line | None = None
     for line, gap in zip(region, [None, *gaps], strict=True):
-        if prev is None or gap is None or _breaks(prev, line, gap, usual_gap, left, right, blocks):
+        if (
+            prev is None
+            or gap is None
+            or _breaks(prev, line, gap, usual_gap, left, right, blocks, letters)
+        ):
             blocks.append({"bbox": list(line["bbox"]), "lines": [line]})
         else:
             _merge(blocks[-1], {"bbox": line["bbox"], "lines": [line]})
         prev = line
     return blocks
+
+
+# A letter or roman numeral before "." or ")", perhaps after "(": a list marker only where
+# the region's lines start with its neighbours too (see _is_item).
+_LETTER = re.compile(r"^\s*(\(?)([a-zA-Z]|[ivxIVX]{2,5})([.)])(?:\s+|$)")
+_ROMAN_NEIGHBOURS = {"i": ("ii",), "v": ("iv", "vi"), "x": ("ix", "xi")}
+
+
+def _lettered(region: list[Line]) -> set[tuple[str, str, str]]:
+    """The letter markers the region's lines start with: (opening, letter, closing)."""
+    found = set()
+    for line in region:
+        m = _LETTER.match(_head(line))
+        if m:
+            found.add((m.group(1), m.group(2), m.group(3)))
+    return found
+
+
+def _head(line: Line) -> str:
+    """The start of a line's text, enough for a list marker (its first span where long)."""
+    spans = line["spans"]
+    return spans[0]["t"] if spans and len(spans[0]["t"]) >= 8 else line_text(line)
+
+
+def _tail(line: Line) -> str:
+    """The end of a line's text, trailing spaces dropped (its last span where not blank)."""
+    spans = line["spans"]
+    tail = spans[-1]["t"].rstrip() if spans else ""
+    return tail or line_text(line).rstrip()
+
+
+def _is_item(text: str, letters: set[tuple[str, str, str]]) -> bool:
+    """Whether a line starts a list item. A single letter ("a)", "(b)", "A.") is a list's
+    marker only beside the letter before or after it in the same style at another line's
+    start: a sentence that names "(b)" where a line wraps, or a person's initial ("A. Smith")
+    starting a line, is no list."""
+    if not LIST_MARKER.match(text):
+        return False
+    m = _LETTER.match(text)
+    if m is None or len(m.group(2)) > 1:
+        return True
+    opening, letter, closing = m.groups()
+    lower = letter.lower()
+    near = [chr(ord(letter) - 1), chr(ord(letter) + 1)]
+    near += [n if letter == lower else n.upper() for n in _ROMAN_NEIGHBOURS.get(lower, ())]
+    return any((opening, n, closing) in letters for n in near)
 
 
 def _breaks(
@@ -783,6 +1005,7 @@ def _breaks(
     left: float,
     right: float,
     blocks: list[TextBlock],
+    letters: set[tuple[str, str, str]],
 ) -> bool:
     size, prev_size = line_size(line), line_size(prev)
     height = line["bbox"][3] - line["bbox"][1]
@@ -793,10 +1016,10 @@ def _breaks(
     if _is_bold(line) != _is_bold(prev):
         return True
     text = line_text(line)
-    if LIST_MARKER.match(text):
+    if _is_item(text, letters):
         return True
     first = blocks[-1]["lines"][0]
-    in_list = bool(LIST_MARKER.match(line_text(first)))
+    in_list = _is_item(line_text(first), letters)
     # An indented first line starts a paragraph, unless it is a list item's hanging indent.
     if (
         not in_list
