@@ -23,7 +23,7 @@ from pagefleet.errors import ErrorCode
 from pagefleet.gc_pause import paused_gc
 from pagefleet.job_events import Announce, JobEvent
 from pagefleet.models import ChunkResult, ChunkSpec, ErrorInfo, JobManifest, JobRecord
-from pagefleet.outbox import Stored, Superseded, placement, publish
+from pagefleet.outbox import Body, Stored, Superseded, placement, publish
 from pagefleet.storage import Bucket, NotFound
 
 log = logging.getLogger(__name__)
@@ -135,13 +135,14 @@ def _complete(bucket: Bucket, job_id: str, announce: Announce | None) -> Complet
         prepare(manifest, results.leaves)
         return "waiting"
     chunks = results.leaves
-    # Copied inside S3: the completion never reads an image (a GET per asset saved).
-    assets = {
-        name: Stored(keys.job_assets(job_id) + name)
-        for c in chunks
-        if c.result.status == "done"
-        for name in c.result.assets
-    }
+    # Stored images are copied inside S3 (the completion never reads one: a GET per asset
+    # saved); small ones came inside their results and are written from there.
+    assets: dict[str, Body] = {}
+    for c in chunks:
+        if c.result.status == "done":
+            stored = keys.job_assets(job_id)
+            assets.update((name, Stored(stored + name)) for name in c.result.assets)
+            assets.update(c.inline_assets)
     markdown = render_markdown(manifest, chunks)
     record = job_record(manifest, chunks, time.perf_counter() - started, results.splits)
     try:
