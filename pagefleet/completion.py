@@ -36,15 +36,18 @@ CompletionOutcome = Literal["published", "waiting", "already", "superseded", "un
 DeadCompletionOutcome = CompletionOutcome | Literal["failed", "unrecorded"]
 
 
-# The chunks a job may still be waiting for when its check has the renderer work ahead
-# (:func:`prepare`). Earlier checks only look: a forecast made with many chunks still out is
-# mostly redone as they land (the furniture and the analysis change), and what it saves at the
-# end is the writing of the chunks already in hand, which a forecast with the last few out saves
-# as well. Measured on the shared corpus (each job's results in the order they landed, CPU
-# seconds of the renderer per round): a forecast at every landing 1.30, at the last two 1.03,
-# none 0.78; the end's own share on the 400-page manual 0.029, 0.028 and 0.169 (its tail target
-# is 0.15 s). Two: the last chunks of a job convert side by side and may land together.
+# How few chunks, holding how small a share of its pages, a job may still be waiting for when
+# its check has the renderer work ahead (:func:`prepare`). Earlier checks only look: a forecast
+# made with much still out is mostly redone as the rest lands (the furniture and the analysis
+# change), and what it saves at the end is the writing of the chunks already in hand, which a
+# forecast with the last few out saves as well. Measured on the shared corpus (each job's
+# results replayed in the order they landed; the renderer's CPU seconds a round): a forecast
+# at every landing 1.30, with at most two chunks out 1.02, and at most a quarter of the pages
+# too 0.88, none 0.74; the end's own share on the 400-page manual 0.029, 0.028, 0.028 and
+# 0.163 (its tail target is 0.15 s). Two chunks: a job's last chunks convert side by side and
+# may land together.
 PREPARE_WHEN_MISSING = 2
+PREPARE_WHEN_LEFT = 0.25
 
 
 def complete_job(
@@ -54,7 +57,7 @@ def complete_job(
     any number of times: the one call that writes the record ("published") has ``announce``
     tell the job's end (pagefleet/job_events.py says what that guarantees).
 
-    Once at most :data:`PREPARE_WHEN_MISSING` chunks are still out, each check reads, in this
+    Once little is still out (:data:`PREPARE_WHEN_MISSING`), each check reads, in this
     warm process, the results that landed since the last one, and has the renderer do what it
     can with them ahead of the end (:func:`prepare`), so when the last chunk lands only its
     share is left: reading it, counting and writing it, checking the others' writing against
@@ -121,9 +124,10 @@ def _complete(bucket: Bucket, job_id: str, announce: Announce | None) -> Complet
         log.warning("job %s: its manifest is unreadable, dropped: %s", job_id, exc)
         return "unreadable"
     present = bucket.list_etags(keys.results_prefix(job_id))
-    missing = sum(keys.chunk_result(job_id, c.index) not in present for c in manifest.chunks)
+    missing = [c for c in manifest.chunks if keys.chunk_result(job_id, c.index) not in present]
     if missing:
-        if missing <= PREPARE_WHEN_MISSING:
+        out = sum(c.pages for c in missing)
+        if len(missing) <= PREPARE_WHEN_MISSING and out <= PREPARE_WHEN_LEFT * manifest.pages:
             prepare(manifest, _results(bucket, manifest, present).leaves)
         return "waiting"
     place = placement(bucket.head, manifest.source.key)
