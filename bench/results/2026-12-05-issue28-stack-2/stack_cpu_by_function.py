@@ -1,6 +1,7 @@
 """The embedded stack's CPU per corpus round, by role, and the requests moto answered.
 
-    PYTHONPATH=. .venv/bin/python bench/results/2026-12-05-issue28-stack-2/stack_cpu.py \
+    PYTHONPATH=. .venv/bin/python \
+        bench/results/2026-12-05-issue28-stack-2/stack_cpu_by_function.py \
         /work/shared/corpus/real --rounds 3 [--janitor]
 
 The first folder's script (../2026-12-05-issue28-stack/stack_cpu.py), which this one prints the
@@ -56,6 +57,7 @@ embedded_server._KeepAliveHandler.run_wsgi = _counting  # type: ignore[method-as
 def _function_cpu(pipeline: LocalPipeline) -> dict[str, float]:
     """CPU seconds so far of each function's environment processes, by function."""
     found: dict[str, float] = defaultdict(float)
+    assert pipeline.dispatcher is not None  # started
     for name, environments in pipeline.dispatcher.environments().items():
         for environment in environments:
             if environment.proc is None:
