@@ -80,7 +80,7 @@ def encode(
     """``result`` as JSON with ``pages_json`` (the conversion child's bytes) as its pages,
     spliced in unparsed: the worker never validates, copies or re-serialises them; and the
     images ``inline`` holds (see :data:`INLINE_ASSETS`)."""
-    head = result.model_dump_json(exclude_none=True, exclude={"pages"}).encode()
+    head = result.model_dump_json(exclude_none=True, exclude={"pages", INLINE_ASSETS}).encode()
     tail = b',"pages":' + pages_json
     if inline:
         images = {name: base64.b64encode(data).decode() for name, data in inline.items()}

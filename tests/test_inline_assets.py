@@ -51,6 +51,8 @@ def test_a_result_reads_back_with_the_images_it_carries() -> None:
     landed = LandedChunk.parse(body)
     assert landed.inline_assets == {"small.png": b"\x89PNG\x00\xff"}
     assert landed.result == result.model_copy(update={"pages": []})
+    # Every other reader of results (pagefleet status, the bench's stages) validates the body.
+    assert ChunkResult.model_validate_json(body).inline_assets == {"small.png": "iVBORwD/"}
     # Without images the body is what it always was: the result's own fields and its pages.
     assert b"inline_assets" not in encode(result)
     assert LandedChunk.parse(encode(result)).inline_assets == {}
