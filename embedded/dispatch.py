@@ -176,6 +176,10 @@ class Dispatcher:
     def stats(self) -> dict[str, MappingStats]:
         return {name: m.stats for name, m in self._mappings.items()}
 
+    def environments(self) -> dict[str, list[Environment]]:
+        """Each mapping's execution environments so far (the bench reads their processes)."""
+        return {name: list(m.environments) for name, m in self._mappings.items()}
+
     def polling(self, name: str) -> int:
         """How many of ``name``'s pollers poll now (the others wait for a backlog)."""
         with self._changed:

@@ -21,6 +21,7 @@ from typing import Any, cast
 import pydantic_core
 
 from pagefleet import keys, marker_assembly
+from pagefleet.chunk_results import decode_inline
 from pagefleet.errors import ErrorCode
 from pagefleet.layout import ChunkLayout, render_chunks, write_chunks
 from pagefleet.layout.schema import OutlineEntry, Page
@@ -45,6 +46,8 @@ class LandedChunk:
     result: ChunkResult
     pages: list[PageJson]
     size: int  # bytes of the result as stored
+    # Images that came inside the result (pagefleet/chunk_results.py, INLINE_ASSETS), by name.
+    inline_assets: dict[str, bytes] = field(default_factory=dict)
     # The pages for the renderer, with what it has worked out of them so far (see layout()).
     _layout: ChunkLayout | None = field(default=None, compare=False, repr=False)
 
@@ -68,7 +71,8 @@ class LandedChunk:
         validated when the runner made them) — 1.3 MB of layouts per 400 pages."""
         raw = pydantic_core.from_json(body)
         pages = raw.pop("pages", [])
-        return cls(ChunkResult.model_validate(raw), pages, len(body))
+        inline = decode_inline(raw)
+        return cls(ChunkResult.model_validate(raw), pages, len(body), inline)
 
     @classmethod
     def of(cls, result: ChunkResult) -> LandedChunk:

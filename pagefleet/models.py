@@ -164,6 +164,10 @@ class ChunkResult(_Model):
     converter_version: str
     pages: list[PageContent] = Field(default_factory=list)
     assets: list[str] = Field(default_factory=list, description="names under jobs/<id>/assets/")
+    inline_assets: dict[str, str] = Field(
+        default_factory=dict,
+        description="small images carried in the result itself: base64 by name (chunk_results.py)",
+    )
     error: ErrorInfo | None = None  # why it failed, or why it was split
     halves: list[ChunkSpec] = Field(
         default_factory=list, description="a split chunk's two halves, converted in its place"

@@ -354,7 +354,7 @@ def test_the_next_chunk_converts_while_the_last_result_is_still_being_written(
     class Watching(Worker):
         async def _convert(
             self, bucket: AsyncBucket, message: ChunkMessage
-        ) -> tuple[ChunkResult, bytes]:
+        ) -> tuple[ChunkResult, bytes, dict[str, bytes]]:
             began.append(message.chunk.index)
             if len(began) == 2:
                 second_began.set()
@@ -362,10 +362,12 @@ def test_the_next_chunk_converts_while_the_last_result_is_still_being_written(
 
     write_result = worker.write_result_async
 
-    async def held_write(bucket: AsyncBucket, result: ChunkResult, pages_json: bytes) -> None:
+    async def held_write(
+        bucket: AsyncBucket, result: ChunkResult, pages_json: bytes, inline: dict[str, bytes]
+    ) -> None:
         if result.chunk.index == began[0]:
             await asyncio.wait_for(second_began.wait(), 20)
-        await write_result(bucket, result, pages_json)
+        await write_result(bucket, result, pages_json, inline)
 
     monkeypatch.setattr(worker, "write_result_async", held_write)
 

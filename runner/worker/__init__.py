@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pagefleet import keys
 from pagefleet.aws import async_client
-from pagefleet.chunk_results import split_result, was_split, write_result_async
+from pagefleet.chunk_results import inlined, split_result, was_split, write_result_async
 from pagefleet.conversions import conversions, count_conversion
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo
@@ -166,7 +166,7 @@ class Worker:
                 await self.queue.delete(receipt)
                 return None
             try:
-                result, pages_json = await self._convert(bucket, chunk_message)
+                result, pages_json, inline = await self._convert(bucket, chunk_message)
                 halves = await self._halves(bucket, chunk_message, result)
             except _JobEnded:
                 # A late or repeated delivery: the job finished and its files were removed
@@ -190,7 +190,7 @@ class Worker:
                 await self.queue.extend(receipt, 0)
                 return None
             finishing = asyncio.ensure_future(
-                self._finish(bucket, result, pages_json, delivery, heartbeat, halves)
+                self._finish(bucket, result, pages_json, inline, delivery, heartbeat, halves)
             )
             return finishing
         except asyncio.CancelledError:
@@ -207,6 +207,7 @@ class Worker:
         bucket: AsyncBucket,
         result: ChunkResult,
         pages_json: bytes,
+        inline: dict[str, bytes],
         delivery: ChunkDelivery,
         heartbeat: asyncio.Task[None],
         halves: list[_Half],
@@ -221,7 +222,7 @@ class Worker:
                 # A twin conversion (after a lapsed lease) may have started since this one did.
                 counted = await conversions(bucket, result.job_id, result.chunk.index)
                 result = result.model_copy(update={"attempts": max(result.attempts, counted)})
-            await write_result_async(bucket, result, pages_json)
+            await write_result_async(bucket, result, pages_json, inline)
             await self.queue.delete(delivery.receipt)
             if result.status == "done":
                 self.chunks_done += 1
@@ -244,9 +245,11 @@ class Worker:
 
     async def _convert(
         self, bucket: AsyncBucket, message: ChunkMessage
-    ) -> tuple[ChunkResult, bytes]:
-        """The chunk's result (without its pages) and its pages as the child's JSON bytes;
-        its ``attempts`` are the conversions of the chunk counted so far (0: none ran)."""
+    ) -> tuple[ChunkResult, bytes, dict[str, bytes]]:
+        """The chunk's result (without its pages), its pages as the child's JSON bytes, and
+        the images that travel inside the result (pagefleet/chunk_results.py, INLINE_ASSETS;
+        the others are stored, and the result names them); its ``attempts`` are the
+        conversions of the chunk counted so far (0: none ran)."""
         started = time.time()
         base = dict(
             job_id=message.job_id,
@@ -279,7 +282,7 @@ class Worker:
                     finished_at=time.time(),
                     **base,
                 )
-                return failed, b"[]"
+                return failed, b"[]", {}
             except asyncio.CancelledError:
                 if counted is not None:
                     counted.cancel()  # abandoned at the drain deadline; the worker is ending
@@ -287,12 +290,13 @@ class Worker:
             attempts = await counted
             convert_s = time.perf_counter() - convert_started
             upload_started = time.perf_counter()
-            assets = sorted(p.name for p in assets_dir.iterdir())
+            files = {p.name: p for p in assets_dir.iterdir()}
+            inline_names = inlined({name: path.stat().st_size for name, path in files.items()})
+            inline = {name: files[name].read_bytes() for name in sorted(inline_names)}
+            assets = sorted(files.keys() - inline_names)
             await asyncio.gather(
                 *(
-                    bucket.put(
-                        keys.job_assets(message.job_id) + name, (assets_dir / name).read_bytes()
-                    )
+                    bucket.put(keys.job_assets(message.job_id) + name, files[name].read_bytes())
                     for name in assets
                 )
             )
@@ -305,7 +309,7 @@ class Worker:
             finished_at=time.time(),
             **base,
         )
-        return done, pages_json
+        return done, pages_json, inline
 
     async def _halves(
         self, bucket: AsyncBucket, message: ChunkMessage, result: ChunkResult
