@@ -9,7 +9,7 @@ jobs/<job_id>/manifest.json              the split plan
 jobs/<job_id>/chunks/<index>.pdf         one page range of the source
 jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
 jobs/<job_id>/conversions/<index>.json   how many conversions of a chunk have started
-jobs/<job_id>/assets/<name>              images a chunk's Markdown links to
+jobs/<job_id>/assets/<name>              a chunk's images too large to ride in its result
 
 The outbox name of an upload is its ``<rel>``, unchanged for every ordinary name
 (``inbox/a/b.pdf`` -> ``outbox/a/b.md``, ``.json``, ``.assets/``). Two inbox keys never get the
