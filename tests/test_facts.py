@@ -11,7 +11,7 @@ import pytest
 from bench.quality import working_set
 from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, parse_facts
 from runner.converters.text_layer import convert_document
-from tests import facts_pdfs, layout_pdfs
+from tests import facts_pdfs, facts_pdfs_unruled, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -118,6 +118,18 @@ GENERATED: list[Callable[[Path], Path]] = [
     # Rows of one run each, values set apart from a long label: cut for a table to take,
     # which none does, so each reads back as one line.
     facts_pdfs.indicator_sheet,
+    # A table without rules whose labels wrap to a second line inside their cells.
+    facts_pdfs_unruled.wrapped_cell_table,
+    # A head of two rows: group labels centred over the columns' own labels.
+    facts_pdfs_unruled.two_row_header_table,
+    # A statement's column heads, wrapped over two lines, set a few lines above its body.
+    facts_pdfs_unruled.statement_column_heads,
+    # A table whose upper rows leave its last column empty.
+    facts_pdfs_unruled.upper_half_lacks_column,
+    # A total row set a line's space below the body.
+    facts_pdfs_unruled.total_row_apart,
+    # Numbers with a magnitude suffix ("459B", "78.7M") in columns set close.
+    facts_pdfs_unruled.suffixed_numbers_table,
 ]
 
 
