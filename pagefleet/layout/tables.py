@@ -39,11 +39,14 @@ def find_unruled(
 ) -> list[tuple[list[int], list[list[str]]]]:
     """Tables without rules among a page's lines: (indexes of its lines, rows of cell texts).
 
-    Lines are grouped into rows by vertical overlap; a row with two or more cells apart by
-    a gap of two characters' width (a font size) is a table row. Three or more such rows, one under the other,
-    make a table when their cells fall into columns that no cell crosses (the x ranges of the
-    cells, merged where they overlap, stay apart) and the cells are short: two columns of
-    running text have long lines, a table has short cells.
+    Lines are grouped into rows by vertical overlap; a row with two or more cells apart by a
+    gap of two characters' width (a font size) is a table row. Three or more such rows, one
+    under the other, make a table when their cells fall into columns that no cell crosses
+    (the x ranges of the cells, merged where they overlap, stay apart) and the cells are
+    short: two columns of running text have long lines, a table has short cells. A head of
+    words over the body's numbers (in the run, or set apart just above it), a cell's text
+    wrapped onto a line of its own, and a total row set apart below the body are the
+    table's too.
     """
     # A line set rotated (a column's head turned upright) stands beside rows it is no cell
     # of: its box, as tall as the whole head, would join them into one. (One character, a
@@ -72,6 +75,12 @@ def find_unruled(
         row.sort(key=lambda i: boxes[i][0])
         cells = _cells(row, boxes, texts, sizes)
         if len(cells) < 2:
+            if runs and runs[-1] and _wraps_on(row, runs[-1][-1], boxes, texts, sizes):
+                # The next line of a cell's text: the cell's, not a row of its own.
+                runs[-1][-1].extend(row)
+                runs[-1][-1].sort(key=lambda i: boxes[i][0])
+                row.clear()
+                continue
             runs.append([])
             continue
         if runs and runs[-1]:
@@ -84,7 +93,7 @@ def find_unruled(
             runs.append([])
         runs[-1].append(row)
     tables: list[tuple[list[int], list[list[str]]]] = []
-    for whole in runs:
+    for at, whole in enumerate(runs):
         # A head of words over columns of numbers: the columns are the body's, the head's
         # lines are placed in them (see _with_head).
         head, run = _head(whole, boxes, texts, sizes)
@@ -113,14 +122,77 @@ def find_unruled(
             table = _table(run[1:], boxes, texts, sizes)
         if table is not None:
             members, grid, bands = table
+            after = runs[at + 1] if at + 1 < len(runs) else []
+            if 0 < len(after) < _MIN_ROWS and table[1] and run[-1] is whole[-1]:
+                # A total row set apart below the body (too few rows for a table of its
+                # own): the table's last row, where its cells fit the columns.
+                foot = _foot(after, run, bands, boxes, texts, sizes)
+                if foot is not None:
+                    members = [*members, *(i for row in after for i in row)]
+                    grid = [*grid, *foot]
             if head:
                 members, grid = _with_head(head, members, grid, bands, boxes, texts, sizes)
             tables.append((members, grid))
     return tables
 
 
+def _wraps_on(
+    row: list[int], above: list[int], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> bool:
+    """Whether the one cell of ``row`` is the next line of a cell of the body row ``above``
+    (a head's lines are joined in :func:`_with_head`): as
+    tight as lines of text, aligned with that cell, between its neighbours, words in the
+    same size (a label wrapped in its cell, the values level with its first line)."""
+    if len(row) != 1 or _is_number(texts[row[0]]) or not any(_is_number(texts[j]) for j in above):
+        return False
+    i = row[0]
+    cells = _cells(above, boxes, texts, sizes)
+    for k, cell in enumerate(cells):
+        if any(_is_number(texts[j]) for j in cell) or abs(sizes[cell[0]] - sizes[i]) > 0.5:
+            continue
+        start = boxes[cells[k - 1][-1]][2] if k else float("-inf")
+        end = boxes[cells[k + 1][0]][0] if k + 1 < len(cells) else float("inf")
+        if start < boxes[i][0] and boxes[i][2] < end and _wrapped(cell, [i], boxes, sizes):
+            return True
+    return False
+
+
+def _foot(
+    rows: list[list[int]],
+    run: list[list[int]],
+    bands: list[list[float]],
+    boxes: list[Bbox],
+    texts: list[str],
+    sizes: list[float],
+) -> list[list[str]] | None:
+    """``rows`` as the last rows of the table of ``run`` (its columns ``bands``): each holds
+    a number and puts at most one cell in each column, within the table's width, the first of
+    them a few lines below the body; None where one does not."""
+    bottom = max(boxes[i][3] for i in run[-1])
+    size = max(sizes[i] for i in run[-1])
+    if min(boxes[i][1] for i in rows[0]) - bottom > _HEAD_GAP * size:
+        return None
+    starts = [band[0] for band in bands]
+    out: list[list[str]] = []
+    for row in rows:
+        if not any(_is_number(texts[i]) for i in row):
+            return None
+        if any(boxes[i][0] < bands[0][0] - size or boxes[i][2] > bands[-1][1] + size for i in row):
+            return None
+        cells = ["" for _ in bands]
+        for cell in _cells(row, boxes, texts, sizes):
+            col = _column(bands, starts, boxes[cell[0]][0])
+            if cells[col]:
+                return None
+            cells[col] = " ".join(texts[i].strip() for i in cell)
+        out.append(cells)
+    return out
+
+
 def _is_number(text: str) -> bool:
-    return bool(_NUMBER.fullmatch(text.strip()))
+    """Whether ``text`` is numbers only (one, or a row of them the text layer left whole)."""
+    words = text.split()
+    return bool(words) and all(_NUMBER.fullmatch(word) for word in words)
 
 
 def _head(
@@ -152,6 +224,8 @@ def _head_above(
     size = max(sizes[i] for i in run[0])
     head: list[list[int]] = []
     for row in reversed(above):
+        if not row:
+            continue  # a line joined to the row above it (see _wraps_on)
         bottom = max(boxes[i][3] for i in row)
         height = max(boxes[i][3] - boxes[i][1] for i in row)
         if (
@@ -184,16 +258,33 @@ def _with_head(
     sizes: list[float],
 ) -> tuple[list[int], list[list[str]]]:
     """The table with its ``head`` rows on top: each head line in the column its middle
-    falls in (or the nearest one), and a head's text wrapped onto the next row (the lines
-    of one cell: as tight as lines of text, aligned left, right or on their middles) one
-    cell, in the lowest row it reaches. A label over a group of columns stays a row of its
-    own above them; a head with nothing under it heads its column from the last row.
-    """
+    falls in (or the nearest one), a label over a group of columns in the group's first; a
+    head's text wrapped onto the next row (the lines of one cell: as tight as lines of text,
+    aligned left, right or on their middles) one cell, in the lowest row it reaches; a head
+    with nothing under it heads its column from the last row."""
     starts = [band[0] for band in bands]
     cells: list[list[list[int]]] = [[[] for _ in bands] for _ in head]
     for r, row in enumerate(head):
-        for i in sorted(row, key=lambda i: boxes[i][0]):
-            cells[r][_column(bands, starts, (boxes[i][0] + boxes[i][2]) / 2)].append(i)
+        row = sorted(row, key=lambda i: boxes[i][0])
+        centres = [(boxes[i][0] + boxes[i][2]) / 2 for i in row]
+        below = [(boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower]
+        for k, i in enumerate(row):
+            col = _column(bands, starts, centres[k])
+            if len(row) > 1:
+                # A label over a group of columns stands in the middle of the labels under
+                # it (those nearer to it than to the labels beside it): it heads the first.
+                reach = max(
+                    abs(centres[k] - centres[n]) / 2 for n in (k - 1, k + 1) if 0 <= n < len(row)
+                )
+                group = {
+                    _column(bands, starts, x)
+                    for x in below
+                    if abs(x - centres[k]) < reach
+                    and min(range(len(row)), key=lambda n: abs(x - centres[n])) == k
+                }
+                if len(group) > 1:
+                    col = min(group)
+            cells[r][col].append(i)
     for r in range(len(head) - 1):
         for c in range(len(bands)):
             upper, lower = cells[r][c], cells[r + 1][c]
