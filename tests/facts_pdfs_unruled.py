@@ -74,17 +74,39 @@ TWO_ROW_BODY = [
 ]
 
 
+def _spaced(pdf: FPDF, x: float, labels: Sequence[tuple[str, float]]) -> str:
+    """One run of text from ``x`` that sets each label (text, the x its middle stands at)
+    by spaces alone, as many producers write a row of a table's head."""
+    out = ""
+    space = pdf.get_string_width(" ")
+    for text, middle in labels:
+        gap = middle - pdf.get_string_width(text) / 2 - x - pdf.get_string_width(out)
+        out += " " * max(round(gap / space), 1) + text
+    return out
+
+
 def two_row_header_table(folder: Path) -> Path:
-    """A table whose head has two rows: "Plan" and "Non-Plan" each centred over its two
-    columns, the columns' own labels under them."""
+    """A table whose head has two rows, each set as one run of text with spaces between its
+    labels: "Plan" and "Non-Plan" each centred over its two columns, the columns' own labels
+    centred over them."""
     pdf, name = _document("two_row_header_table.pdf", "Budget by department")
     widths = (110, 70, 70, 70, 70, 80)
+    rights = [72 + sum(widths[: k + 1]) for k in range(len(widths))]
+    middles = [right - 18 for right in rights]
     pdf.set_font("Helvetica", "B", 9)
-    pdf.set_xy(182, 110)
-    pdf.cell(140, 11, "Plan", align="C")
-    pdf.cell(140, 11, "Non-Plan", align="C")
-    labels = ("Department", "Revenue", "Capital", "Revenue", "Capital", "Total")
-    _row(pdf, 121, 72, widths, labels, 11)
+    groups = [("Plan", (middles[1] + middles[2]) / 2), ("Non-Plan", (middles[3] + middles[4]) / 2)]
+    pdf.text(72, 118, _spaced(pdf, 72, groups))
+    labels = ("Revenue", "Capital", "Revenue", "Capital", "Total")
+    pdf.text(
+        74,
+        129,
+        "Department"
+        + _spaced(
+            pdf,
+            74 + pdf.get_string_width("Department"),
+            list(zip(labels, middles[1:], strict=True)),
+        ),
+    )
     pdf.set_font("Helvetica", "", 9)
     y = 138.0
     for row in TWO_ROW_BODY:
@@ -122,9 +144,9 @@ def statement_column_heads(folder: Path) -> Path:
 
 UPPER_HALF = [
     ("Region", "Wells", "Springs", "Boreholes"),
-    ("Northfield", "12", "4", ""),
-    ("Eastbrook", "9", "7", ""),
-    ("Millbank", "15", "2", ""),
+    ("Northfield", "12", "4", "-"),
+    ("Eastbrook", "9", "7", "-"),
+    ("Millbank", "-", "-", "-"),
     ("Southgate", "11", "5", "3"),
     ("Westmoor", "8", "6", "9"),
     ("Highcliff", "14", "3", "4"),
@@ -132,8 +154,9 @@ UPPER_HALF = [
 
 
 def upper_half_lacks_column(folder: Path) -> Path:
-    """A table whose upper rows leave its last column empty (boreholes only the lower
-    regions have): the rows above the first filled cell are the same table's."""
+    """A table whose upper rows leave their last column nil ("-", boreholes only the lower
+    regions have), and one row nil throughout: the rows above it are the same table's, under
+    the same head."""
     pdf, name = _document("upper_half_lacks_column.pdf", "Water sources by region")
     widths = (110, 70, 70, 70)
     pdf.set_font("Helvetica", "", 9)

@@ -120,11 +120,11 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs.indicator_sheet,
     # A table without rules whose labels wrap to a second line inside their cells.
     facts_pdfs_unruled.wrapped_cell_table,
-    # A head of two rows: group labels centred over the columns' own labels.
+    # A head of two rows, each one run of text: group labels over the columns' own labels.
     facts_pdfs_unruled.two_row_header_table,
     # A statement's column heads, wrapped over two lines, set a few lines above its body.
     facts_pdfs_unruled.statement_column_heads,
-    # A table whose upper rows leave its last column empty.
+    # A table whose upper rows leave a column nil ("-"), one row nil throughout.
     facts_pdfs_unruled.upper_half_lacks_column,
     # A total row set a line's space below the body.
     facts_pdfs_unruled.total_row_apart,
