@@ -166,8 +166,9 @@ def _foot(
     sizes: list[float],
 ) -> list[list[str]] | None:
     """``rows`` as the last rows of the table of ``run`` (its columns ``bands``): each holds
-    a number and puts at most one cell in each column, within the table's width, the first of
-    them a few lines below the body; None where one does not."""
+    numbers, two or more and no fewer than its other lines, and puts at most one cell in each
+    column, within the table's width, the first of them a few lines below the body; None
+    where one does not."""
     bottom = max(boxes[i][3] for i in run[-1])
     size = max(sizes[i] for i in run[-1])
     if min(boxes[i][1] for i in rows[0]) - bottom > _HEAD_GAP * size:
@@ -175,8 +176,9 @@ def _foot(
     starts = [band[0] for band in bands]
     out: list[list[str]] = []
     for row in rows:
-        if not any(_is_number(texts[i]) for i in row):
-            return None
+        numbers = sum(1 for i in row if _is_number(texts[i]))
+        if numbers < 2 or 2 * numbers < len(row):
+            return None  # a footer level with the foot of the table (its date, page number)
         if any(boxes[i][0] < bands[0][0] - size or boxes[i][2] > bands[-1][1] + size for i in row):
             return None
         cells = ["" for _ in bands]
@@ -199,12 +201,14 @@ def _head(
     run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> tuple[list[list[int]], list[list[int]]]:
     """``run`` parted into its head and its body: the head is the rows before the first
-    that holds a number, when a row after it holds one too (a table of words only has no
-    head told apart so)."""
-    for k, row in enumerate(run):
-        if any(_is_number(texts[i]) for i in row):
-            return run[:k], run[k:]
-    return [], run
+    that holds a number, the body those up to the last that holds one (a table of words only
+    has no head told apart so)."""
+    numeric = [k for k, row in enumerate(run) if any(_is_number(texts[i]) for i in row)]
+    if not numeric:
+        return [], run
+    # Rows of words after the last row of numbers are no body rows either: a footer level
+    # with the table's columns (a slide's author and date), a note.
+    return run[: numeric[0]], run[numeric[0] : numeric[-1] + 1]
 
 
 def _head_above(

@@ -122,8 +122,10 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     level = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < height
     width = (before[:, 2] - before[:, 0] + after[:, 2] - after[:, 0]) / 2
     apart = gap > _NUMBER_GAP * np.maximum(width, _NARROW * height)
-    # Set back to the left, on the same level or not: another line (see _pieces).
-    back = after[:, 2] < before[:, 0] - _CELL_GAP * np.maximum(0.8 * height, 1.0)
+    # Set back to the left, on the same level or half a line off (not the next line of a
+    # paragraph): another line of a head (see _pieces).
+    near = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < 2 * height
+    back = near & (after[:, 2] < before[:, 0] - _CELL_GAP * np.maximum(0.8 * height, 1.0))
     # Whether each character stands apart from the one before it (a space or more, or
     # another line); the first one does.
     spaced = np.ones(len(ink) + 1, dtype=bool)
