@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import pairwise
+from statistics import median
 
 from pagefleet.layout.schema import Bbox
 
@@ -27,6 +29,8 @@ _NUMBER = re.compile(r"[-\u2013\u2212(+$]?\d[\d.,]*%?\)?|[-\u2013\u2014]")
 # a wrapped cell, at most this share of a line's height apart.
 _HEAD_GAP = 4.0
 _WRAP_GAP = 0.5
+# Head rows follow one another at most this many times the body's row pitch.
+_PITCH = 1.1
 # Lines of one cell align within this many font sizes.
 _ALIGN = 0.5
 # A line this short alone in an outer column beside a table's first or last row is not the
@@ -219,21 +223,29 @@ def _head_above(
     sizes: list[float],
 ) -> list[list[int]]:
     """The rows just above the body ``run`` that head it: rows of words within the body's
-    width, stacked tight (a line's gap at most, the lines of one head), the lowest of them at
-    most a few lines above the body. A row of one line is a head's only where it wraps onto
+    width, stacked as close as the body's rows or as the lines of one cell, the lowest of them
+    at most a few lines above the body. A row of one line is a head's only where it wraps onto
     the row under it or from the row above (a title above the head is no part of it)."""
     top = min(boxes[i][1] for i in run[0])
     left = min(boxes[i][0] for row in run for i in row)
     right = max(boxes[i][2] for row in run for i in row)
     size = max(sizes[i] for i in run[0])
+    # Head rows follow one another as the body's rows do (top to top), or as lines of one
+    # cell.
+    pitch = median(
+        min(boxes[i][1] for i in lower) - min(boxes[i][1] for i in upper)
+        for upper, lower in pairwise(run)
+    )
     head: list[list[int]] = []
     for row in reversed(above):
         if not row:
             continue  # a line joined to the row above it (see _wraps_on)
         bottom = max(boxes[i][3] for i in row)
         height = max(boxes[i][3] - boxes[i][1] for i in row)
+        step = top - min(boxes[i][1] for i in row)
         if (
-            top - bottom > (_WRAP_GAP * height if head else _HEAD_GAP * size)
+            (step > max((1 + _WRAP_GAP) * height, _PITCH * pitch) if head else False)
+            or top - bottom > _HEAD_GAP * size
             or any(_is_number(texts[i]) for i in row)
             or any(boxes[i][0] < left - size or boxes[i][2] > right + size for i in row)
         ):
@@ -265,7 +277,7 @@ def _with_head(
     falls in (or the nearest one), a label over a group of columns in the group's first; a
     head's text wrapped onto the next row (the lines of one cell: as tight as lines of text,
     aligned left, right or on their middles) one cell, in the lowest row it reaches; a head
-    with nothing under it heads its column from the last row."""
+    with nothing under it heads its column from the last row of labels."""
     starts = [band[0] for band in bands]
     cells: list[list[list[int]]] = [[[] for _ in bands] for _ in head]
     for r, row in enumerate(head):
@@ -295,11 +307,16 @@ def _with_head(
             if upper and lower and _wrapped(upper, lower, boxes, sizes):
                 cells[r + 1][c] = upper + lower
                 cells[r][c] = []
+    # A head with nothing under it heads its column from the head's last row of labels (not
+    # from a section's title under them).
+    last = max(
+        (r for r in range(len(head)) if sum(1 for cell in cells[r] if cell) > 1),
+        default=len(head) - 1,
+    )
     for c in range(len(bands)):
-        # A head with nothing under it heads its column from the head's last row.
         filled = [r for r in range(len(head)) if cells[r][c]]
-        if len(filled) == 1 and filled[0] < len(head) - 1:
-            cells[-1][c], cells[filled[0]][c] = cells[filled[0]][c], []
+        if len(filled) == 1 and filled[0] < last:
+            cells[last][c], cells[filled[0]][c] = cells[filled[0]][c], []
     rows = [[" ".join(texts[i].strip() for i in cell) for cell in row] for row in cells if any(row)]
     return [i for row in head for i in row] + members, rows + grid
 
@@ -400,7 +417,8 @@ def _table(
             col = _column(bands, starts, boxes[cell[0]][0])
             cells[col] = f"{cells[col]} {text}".strip()
             lengths.append(len(text))
-            if len(text.split()) > _MAX_CELL_WORDS:
+            # (A row's label, first, may run longer: an indicator beside its values.)
+            if len(text.split()) > _MAX_CELL_WORDS * (2 if col == 0 else 1):
                 return None
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL:

@@ -135,9 +135,11 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     found: list[int] = []
     for j in np.flatnonzero((level & apart) | back).tolist():
         a, b = text[ink[j]], text[ink[j + 1]]
-        # After a word or a number only: a dot leader's value ("breastfed ....... 76.9") or
-        # an equation's number ("... = 0,    (1)") belongs to its line.
-        if not (a.isalnum() or a in "%)" or lone[j]):
+        # After a word, a number or a dot leader only ("breastfed ....... 76.9": an
+        # indicator's values; a contents page's entry is too long a cell for a table): an
+        # equation's number ("... = 0,    (1)") belongs to its line.
+        leader = a == "." and j > 0 and text[ink[j - 1]] == "."
+        if not (a.isalnum() or a in "%)" or lone[j] or leader):
             continue
         if (
             b.isalnum()
