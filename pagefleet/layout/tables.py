@@ -107,7 +107,7 @@ def find_unruled(
             continue
         if not head:
             # A head set apart from the body by more than rows are (a statement's column
-            # heads over a gap): the rows just above, all words, stacked tight.
+            # heads over a gap): the rows just above, all words (see _head_above).
             first = next(k for k, row in enumerate(rows) if row is run[0])
             head = _head_above(rows[:first], run, boxes, texts, sizes)
         table = _table(run, boxes, texts, sizes)
@@ -127,7 +127,7 @@ def find_unruled(
         if table is not None:
             members, grid, bands = table
             after = runs[at + 1] if at + 1 < len(runs) else []
-            if 0 < len(after) < _MIN_ROWS and table[1] and run[-1] is whole[-1]:
+            if 0 < len(after) < _MIN_ROWS and run[-1] is whole[-1]:
                 # A total row set apart below the body (too few rows for a table of its
                 # own): the table's last row, where its cells fit the columns.
                 foot = _foot(after, run, bands, boxes, texts, sizes)
