@@ -52,10 +52,10 @@ _ENUMERATOR = re.compile(r"\d{1,3}[.)](?:\s|$)")
 # A gap this many characters wide between two words or numbers may part two cells.
 _NUMBER_GAP = 2.0
 # A dash standing alone in a table's cell is its nil; one before a digit is a sign, as a
-# currency's symbol is a number's start.
+# currency's symbol is a number's start (not a parenthesis: an equation's number, "(7)").
 _DASHES = np.array([ord(c) for c in "-\u2013\u2014"], dtype=np.uint32)
 _NILS = ("-", "\u2013", "\u2014")
-_SIGNS = "-\u2013\u2212($\u20ac\u00a3"
+_SIGNS = "-\u2013\u2212$\u20ac\u00a3"
 # A character is at least this share of the line's height wide, for the gap of two (an "l"
 # or an "i" is narrower).
 _NARROW = 0.4
@@ -106,12 +106,15 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     line (spaces aside), a table row that the text layer set as one run of text, "Assam
     34.98 34.95", whose cells only the gap tells apart. A table's columns stand that close
     ("47,824,589   9,967,837", "459B   78.7M", a head's "Market cap   Revenue"); running
-    text never spaces its words so. A dash standing alone is a number too (a table's nil,
-    "40.45   -   3.26"), and so is a signed one ("3.81   -0.10"). Text set back to the left of
-    where the line had come starts a cell too (a head's second line, written after the line
-    beside it). None of these cuts is final: a piece that no table takes is joined back to
-    its line (a heading's number set apart from its title, "SECTION 2   DIESEL ENGINES", stays
-    one line; see :func:`_pieces`)."""
+    text never spaces its words so. A word after a number is no cell here: a list's number
+    and its item stand so ("1   Engine particulars"; a pdftext span's gap still parts them,
+    see :func:`_pieces`). A dash
+    standing alone is a number too (a table's nil, "40.45   -   3.26"), and so is a signed
+    one ("3.81   -0.10"). Text set back to the left of where the line had come starts a cell
+    too (a head's second line, written after the line beside it). None of these cuts is
+    final: a piece that no table takes is joined back to its line (a heading's number set
+    apart from its title, "SECTION 2   DIESEL ENGINES", stays one line; see
+    :func:`_pieces`)."""
     ink = np.flatnonzero(~np.isin(chars.codes, LAYOUT_CODES) & (chars.rotations == 0))
     if len(ink) < 2:
         return []
@@ -141,6 +144,8 @@ def _wide_gaps(chars: PageChars) -> list[int]:
         leader = a == "." and j > 0 and text[ink[j - 1]] == "."
         if not (a.isalnum() or a in "%)" or lone[j] or leader):
             continue
+        if a.isdigit() and b.isalpha():
+            continue  # a list's number and its item, see above
         if (
             b.isalnum()
             or lone[j + 1]
@@ -218,6 +223,7 @@ def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], boo
                 last
                 and (last[-1].isalnum() or last[-1] in "%)" or last in _NILS)
                 and (text[0].isalnum() or text[0] in _SIGNS or text in _NILS)
+                and not (last[-1].isdigit() and text[0].isalpha())
             ):
                 # Two words or numbers two characters' width apart (see _wide_gaps).
                 wide = min(wide, _NUMBER_GAP * max((x1 - x0) / len(text), _NARROW * (y1 - y0)))
