@@ -106,9 +106,9 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     line (spaces aside), a table row that the text layer set as one run of text, "Assam
     34.98 34.95", whose cells only the gap tells apart. A table's columns stand that close
     ("47,824,589   9,967,837", "459B   78.7M", a head's "Market cap   Revenue"); running
-    text never spaces its words so. A word after a number is no cell here: a list's number
-    and its item stand so ("1   Engine particulars"; a pdftext span's gap still parts them,
-    see :func:`_pieces`). A dash
+    text never spaces its words so. A word after a serial number is no cell here: a list's
+    number and its item stand so ("1   Engine particulars"; a pdftext span's gap still parts
+    them, see :func:`_pieces`). A dash
     standing alone is a number too (a table's nil, "40.45   -   3.26"), and so is a signed
     one ("3.81   -0.10"). Text set back to the left of where the line had come starts a cell
     too (a head's second line, written after the line beside it). None of these cuts is
@@ -144,7 +144,7 @@ def _wide_gaps(chars: PageChars) -> list[int]:
         leader = a == "." and j > 0 and text[ink[j - 1]] == "."
         if not (a.isalnum() or a in "%)" or lone[j] or leader):
             continue
-        if a.isdigit() and b.isalpha():
+        if a.isdigit() and b.isalpha() and _serial(j, spaced, text, ink):
             continue  # a list's number and its item, see above
         if (
             b.isalnum()
@@ -158,6 +158,15 @@ def _wide_gaps(chars: PageChars) -> list[int]:
         ):
             found.append(int(chars.char_indices[ink[j + 1]]))
     return found
+
+
+def _serial(j: int, spaced: np.ndarray, text: str, ink: np.ndarray) -> bool:
+    """Whether the word that ink character ``j`` ends is a serial number: three digits at
+    most (``spaced``: whether each ink character stands apart from the one before)."""
+    k = j
+    while k > 0 and not spaced[k]:
+        k -= 1
+    return j - k < 3 and all(text[i].isdigit() for i in ink[k : j + 1].tolist())
 
 
 def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[dict[str, Any]]:
@@ -223,9 +232,12 @@ def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], boo
                 last
                 and (last[-1].isalnum() or last[-1] in "%)" or last in _NILS)
                 and (text[0].isalnum() or text[0] in _SIGNS or text in _NILS)
-                and not (last[-1].isdigit() and text[0].isalpha())
+                and not (
+                    last.split()[-1].isdigit() and len(last.split()[-1]) <= 3 and text[0].isalpha()
+                )
             ):
-                # Two words or numbers two characters' width apart (see _wide_gaps).
+                # Two words or numbers two characters' width apart, not a serial number
+                # and its item (see _wide_gaps).
                 wide = min(wide, _NUMBER_GAP * max((x1 - x0) / len(text), _NARROW * (y1 - y0)))
             if reach is not None and x1 < start - wide:
                 # Set back to the left of the span before: the next line of a head (its
