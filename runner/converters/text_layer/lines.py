@@ -59,6 +59,8 @@ _SIGNS = "-\u2013\u2212$\u20ac\u00a3"
 # A character is at least this share of the line's height wide, for the gap of two (an "l"
 # or an "i" is narrower).
 _NARROW = 0.4
+# A list's or a section's number, which keeps the word after it (see _wide_gaps).
+_SERIAL = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.?")
 # Characters further apart than this share of the line's height have a space between them.
 _SPACE = 0.2
 
@@ -106,9 +108,9 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     line (spaces aside), a table row that the text layer set as one run of text, "Assam
     34.98 34.95", whose cells only the gap tells apart. A table's columns stand that close
     ("47,824,589   9,967,837", "459B   78.7M", a head's "Market cap   Revenue"); running
-    text never spaces its words so. A word after a serial number is no cell here: a list's
-    number and its item stand so ("1   Engine particulars"; a pdftext span's gap still parts
-    them, see :func:`_pieces`). A dash
+    text never spaces its words so. A word after a serial or a section's number is no cell
+    here: a list's number and its item stand so ("1   Engine particulars", "2.5   Systems";
+    a pdftext span's gap still parts them, see :func:`_pieces`). A dash
     standing alone is a number too (a table's nil, "40.45   -   3.26"), and so is a signed
     one ("3.81   -0.10"). Text set back to the left of where the line had come starts a cell
     too (a head's second line, written after the line beside it). None of these cuts is
@@ -161,12 +163,12 @@ def _wide_gaps(chars: PageChars) -> list[int]:
 
 
 def _serial(j: int, spaced: np.ndarray, text: str, ink: np.ndarray) -> bool:
-    """Whether the word that ink character ``j`` ends is a serial number: three digits at
-    most (``spaced``: whether each ink character stands apart from the one before)."""
+    """Whether the word that ink character ``j`` ends is a serial or a section's number ("12",
+    "2.5.4"; ``spaced``: whether each ink character stands apart from the one before)."""
     k = j
     while k > 0 and not spaced[k]:
         k -= 1
-    return j - k < 3 and all(text[i].isdigit() for i in ink[k : j + 1].tolist())
+    return bool(_SERIAL.fullmatch("".join(text[i] for i in ink[k : j + 1].tolist())))
 
 
 def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[dict[str, Any]]:
@@ -232,9 +234,7 @@ def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], boo
                 last
                 and (last[-1].isalnum() or last[-1] in "%)" or last in _NILS)
                 and (text[0].isalnum() or text[0] in _SIGNS or text in _NILS)
-                and not (
-                    last.split()[-1].isdigit() and len(last.split()[-1]) <= 3 and text[0].isalpha()
-                )
+                and not (_SERIAL.fullmatch(last.split()[-1]) and text[0].isalpha())
             ):
                 # Two words or numbers two characters' width apart, not a serial number
                 # and its item (see _wide_gaps).
