@@ -19,6 +19,7 @@ from tests import (
     facts_pdfs_ruled,
     layout_pdfs,
 )
+from tests import facts_pdfs, facts_pdfs_unruled, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
@@ -168,6 +169,18 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_order.label_value_form,
     # A lettered list stays a list; "(b)" and an initial starting a wrapped line do not.
     facts_pdfs_order.letter_enumeration,
+    # A table without rules whose labels wrap to a second line inside their cells.
+    facts_pdfs_unruled.wrapped_cell_table,
+    # A head of two rows, each one run of text: group labels over the columns' own labels.
+    facts_pdfs_unruled.two_row_header_table,
+    # A statement's column heads, wrapped over two lines, set a few lines above its body.
+    facts_pdfs_unruled.statement_column_heads,
+    # A table whose upper rows leave a column nil ("-"), one row nil throughout.
+    facts_pdfs_unruled.upper_half_lacks_column,
+    # A total row set a line's space below the body.
+    facts_pdfs_unruled.total_row_apart,
+    # Numbers with a magnitude suffix ("459B", "78.7M") in columns set close.
+    facts_pdfs_unruled.suffixed_numbers_table,
 ]
 
 

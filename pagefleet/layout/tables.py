@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import pairwise
+from statistics import median
 
 from pagefleet.layout.schema import Bbox
 
-# Two numbers this many font sizes apart (about two digits' width) are two cells.
-_NUMBER_GAP = 1.0
-_NUMBER_END = re.compile(r"[\d%]\s*$")
-_NUMBER_START = re.compile(r"\s*[\d($-]")
+# Lines this many font sizes apart (about two characters' width) are two cells.
+_CELL_GAP = 1.0
 # A line this many times taller than wide is set rotated.
 _ROTATED = 3.0
 # Cells whose x ranges come this close (points) share a column.
@@ -23,6 +23,16 @@ _TOL = 2.0
 _MIN_ROWS = 3
 _MAX_MEAN_CELL = 28
 _MAX_CELL_WORDS = 10
+# A cell that is a number (or a nil's dash), in a row that is no head.
+_NUMBER = re.compile(r"[-\u2013\u2212(+$]?\d[\d.,]*%?\)?|[-\u2013\u2014]")
+# A head stands at most this many font sizes above its body; the lines of one head, and of
+# a wrapped cell, at most this share of a line's height apart.
+_HEAD_GAP = 4.0
+_WRAP_GAP = 0.5
+# Head rows follow one another at most this many times the body's row pitch.
+_PITCH = 1.1
+# Lines of one cell align within this many font sizes.
+_ALIGN = 0.5
 # A line this short alone in an outer column beside a table's first or last row is not the
 # table's (a page number).
 _MAX_STRAY = 4
@@ -33,19 +43,24 @@ def find_unruled(
 ) -> list[tuple[list[int], list[list[str]]]]:
     """Tables without rules among a page's lines: (indexes of its lines, rows of cell texts).
 
-    Lines are grouped into rows by vertical overlap; a row with two or more cells apart by
-    a clear gap (1.5 font sizes) is a table row. Three or more such rows, one under the other,
-    make a table when their cells fall into columns that no cell crosses (the x ranges of the
-    cells, merged where they overlap, stay apart) and the cells are short: two columns of
-    running text have long lines, a table has short cells.
+    Lines are grouped into rows by vertical overlap; a row with two or more cells apart by a
+    gap of two characters' width (a font size) is a table row. Three or more such rows, one
+    under the other, make a table when their cells fall into columns that no cell crosses
+    (the x ranges of the cells, merged where they overlap, stay apart) and the cells are
+    short: two columns of running text have long lines, a table has short cells. A head of
+    words over the body's numbers (in the run, or set apart just above it), a cell's text
+    wrapped onto a line of its own, and a total row set apart below the body are the
+    table's too.
     """
     # A line set rotated (a column's head turned upright) stands beside rows it is no cell
-    # of: its box, as tall as the whole head, would join them into one.
+    # of: its box, as tall as the whole head, would join them into one. (One character, a
+    # nil's dash, is narrow upright too.)
     order = sorted(
         (
             i
             for i in range(len(boxes))
             if boxes[i][3] - boxes[i][1] <= _ROTATED * (boxes[i][2] - boxes[i][0])
+            or len(texts[i].strip()) < 2
         ),
         key=lambda i: (boxes[i][1], boxes[i][0]),
     )
@@ -64,6 +79,12 @@ def find_unruled(
         row.sort(key=lambda i: boxes[i][0])
         cells = _cells(row, boxes, texts, sizes)
         if len(cells) < 2:
+            if runs and runs[-1] and _wraps_on(row, runs[-1][-1], boxes, texts, sizes):
+                # The next line of a cell's text: the cell's, not a row of its own.
+                runs[-1][-1].extend(row)
+                runs[-1][-1].sort(key=lambda i: boxes[i][0])
+                row.clear()
+                continue
             runs.append([])
             continue
         if runs and runs[-1]:
@@ -76,9 +97,19 @@ def find_unruled(
             runs.append([])
         runs[-1].append(row)
     tables: list[tuple[list[int], list[list[str]]]] = []
-    for run in runs:
+    for at, whole in enumerate(runs):
+        # A head of words over columns of numbers: the columns are the body's, the head's
+        # lines are placed in them (see _with_head).
+        head, run = _head(whole, boxes, texts, sizes)
+        if len(run) < _MIN_ROWS:
+            head, run = [], whole
         if len(run) < _MIN_ROWS:
             continue
+        if not head:
+            # A head set apart from the body by more than rows are (a statement's column
+            # heads over a gap): the rows just above, all words (see _head_above).
+            first = next(k for k, row in enumerate(rows) if row is run[0])
+            head = _head_above(rows[:first], run, boxes, texts, sizes)
         table = _table(run, boxes, texts, sizes)
         if table is None:
             # A stray line level with the first or last row (a page number beside the last
@@ -94,8 +125,215 @@ def find_unruled(
             # under it, the head stays text above them.
             table = _table(run[1:], boxes, texts, sizes)
         if table is not None:
-            tables.append(table)
+            members, grid, bands = table
+            after = runs[at + 1] if at + 1 < len(runs) else []
+            if 0 < len(after) < _MIN_ROWS and run[-1] is whole[-1]:
+                # A total row set apart below the body (too few rows for a table of its
+                # own): the table's last row, where its cells fit the columns.
+                foot = _foot(after, run, bands, boxes, texts, sizes)
+                if foot is not None:
+                    members = [*members, *(i for row in after for i in row)]
+                    grid = [*grid, *foot]
+            if head:
+                members, grid = _with_head(head, members, grid, bands, boxes, texts, sizes)
+            tables.append((members, grid))
     return tables
+
+
+def _wraps_on(
+    row: list[int], above: list[int], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> bool:
+    """Whether the one cell of ``row`` is the next line of a cell of the body row ``above``
+    (a head's lines are joined in :func:`_with_head`): as
+    tight as lines of text, aligned with that cell, between its neighbours, words in the
+    same size (a label wrapped in its cell, the values level with its first line)."""
+    if len(row) != 1 or _is_number(texts[row[0]]) or not any(_is_number(texts[j]) for j in above):
+        return False
+    i = row[0]
+    cells = _cells(above, boxes, texts, sizes)
+    for k, cell in enumerate(cells):
+        if any(_is_number(texts[j]) for j in cell) or abs(sizes[cell[0]] - sizes[i]) > 0.5:
+            continue
+        start = boxes[cells[k - 1][-1]][2] if k else float("-inf")
+        end = boxes[cells[k + 1][0]][0] if k + 1 < len(cells) else float("inf")
+        if start < boxes[i][0] and boxes[i][2] < end and _wrapped(cell, [i], boxes, sizes):
+            return True
+    return False
+
+
+def _foot(
+    rows: list[list[int]],
+    run: list[list[int]],
+    bands: list[list[float]],
+    boxes: list[Bbox],
+    texts: list[str],
+    sizes: list[float],
+) -> list[list[str]] | None:
+    """``rows`` as the last rows of the table of ``run`` (its columns ``bands``): each holds
+    numbers, two or more and no fewer than its other lines, and puts at most one cell in each
+    column, within the table's width, the first of them a few lines below the body; None
+    where one does not."""
+    bottom = max(boxes[i][3] for i in run[-1])
+    size = max(sizes[i] for i in run[-1])
+    if min(boxes[i][1] for i in rows[0]) - bottom > _HEAD_GAP * size:
+        return None
+    starts = [band[0] for band in bands]
+    out: list[list[str]] = []
+    for row in rows:
+        numbers = sum(1 for i in row if _is_number(texts[i]))
+        if numbers < 2 or 2 * numbers < len(row):
+            return None  # a footer level with the foot of the table (its date, page number)
+        if any(boxes[i][0] < bands[0][0] - size or boxes[i][2] > bands[-1][1] + size for i in row):
+            return None
+        cells = ["" for _ in bands]
+        for cell in _cells(row, boxes, texts, sizes):
+            col = _column(bands, starts, boxes[cell[0]][0])
+            if cells[col]:
+                return None
+            cells[col] = " ".join(texts[i].strip() for i in cell)
+        out.append(cells)
+    return out
+
+
+def _is_number(text: str) -> bool:
+    """Whether ``text`` is numbers only (one, or a row of them the text layer left whole)."""
+    words = text.split()
+    return bool(words) and all(_NUMBER.fullmatch(word) for word in words)
+
+
+def _head(
+    run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> tuple[list[list[int]], list[list[int]]]:
+    """``run`` parted into its head and its body: the head is the rows before the first
+    that holds a number, the body those up to the last that holds one (a table of words only
+    has no head told apart so)."""
+    numeric = [k for k, row in enumerate(run) if any(_is_number(texts[i]) for i in row)]
+    if not numeric:
+        return [], run
+    # Rows of words after the last row of numbers are no body rows either: a footer level
+    # with the table's columns (a slide's author and date), a note.
+    return run[: numeric[0]], run[numeric[0] : numeric[-1] + 1]
+
+
+def _head_above(
+    above: list[list[int]],
+    run: list[list[int]],
+    boxes: list[Bbox],
+    texts: list[str],
+    sizes: list[float],
+) -> list[list[int]]:
+    """The rows just above the body ``run`` that head it: rows of words within the body's
+    width, stacked as close as the body's rows or as the lines of one cell, the lowest of them
+    at most a few lines above the body. A row of one line is a head's only where it wraps onto
+    the row under it or from the row above (a title above the head is no part of it)."""
+    top = min(boxes[i][1] for i in run[0])
+    left = min(boxes[i][0] for row in run for i in row)
+    right = max(boxes[i][2] for row in run for i in row)
+    size = max(sizes[i] for i in run[0])
+    # Head rows follow one another as the body's rows do (top to top), or as lines of one
+    # cell.
+    pitch = median(
+        min(boxes[i][1] for i in lower) - min(boxes[i][1] for i in upper)
+        for upper, lower in pairwise(run)
+    )
+    head: list[list[int]] = []
+    for row in reversed(above):
+        if not row:
+            continue  # a line joined to the row above it (see _wraps_on)
+        bottom = max(boxes[i][3] for i in row)
+        height = max(boxes[i][3] - boxes[i][1] for i in row)
+        step = top - min(boxes[i][1] for i in row)
+        if (
+            (step > max((1 + _WRAP_GAP) * height, _PITCH * pitch) if head else False)
+            or top - bottom > _HEAD_GAP * size
+            or any(_is_number(texts[i]) for i in row)
+            or any(boxes[i][0] < left - size or boxes[i][2] > right + size for i in row)
+        ):
+            break
+        head.insert(0, sorted(row, key=lambda i: boxes[i][0]))
+        top = min(boxes[i][1] for i in row)
+
+    def wraps(upper: list[int], lower: list[int]) -> bool:
+        return any(_wrapped([a], [b], boxes, sizes) for a in upper for b in lower)
+
+    while head and len(head[0]) == 1 and not (len(head) > 1 and wraps(head[0], head[1])):
+        head.pop(0)
+    for k in range(1, len(head) - 1):
+        if len(head[k]) == 1 and not (wraps(head[k - 1], head[k]) or wraps(head[k], head[k + 1])):
+            return head[k + 1 :]
+    return head
+
+
+def _with_head(
+    head: list[list[int]],
+    members: list[int],
+    grid: list[list[str]],
+    bands: list[list[float]],
+    boxes: list[Bbox],
+    texts: list[str],
+    sizes: list[float],
+) -> tuple[list[int], list[list[str]]]:
+    """The table with its ``head`` rows on top: each head line in the column its middle
+    falls in (or the nearest one), a label over a group of columns in the group's first; a
+    head's text wrapped onto the next row (the lines of one cell: as tight as lines of text,
+    aligned left, right or on their middles) one cell, in the lowest row it reaches; a head
+    with nothing under it heads its column from the last row of labels."""
+    starts = [band[0] for band in bands]
+    cells: list[list[list[int]]] = [[[] for _ in bands] for _ in head]
+    for r, row in enumerate(head):
+        row = sorted(row, key=lambda i: boxes[i][0])
+        centres = [(boxes[i][0] + boxes[i][2]) / 2 for i in row]
+        below = [(boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower]
+        for k, i in enumerate(row):
+            col = _column(bands, starts, centres[k])
+            if len(row) > 1:
+                # A label over a group of columns stands in the middle of the labels under
+                # it (those nearer to it than to the labels beside it): it heads the first.
+                reach = max(
+                    abs(centres[k] - centres[n]) / 2 for n in (k - 1, k + 1) if 0 <= n < len(row)
+                )
+                group = {
+                    _column(bands, starts, x)
+                    for x in below
+                    if abs(x - centres[k]) < reach
+                    and min(range(len(row)), key=lambda n: abs(x - centres[n])) == k
+                }
+                if len(group) > 1:
+                    col = min(group)
+            cells[r][col].append(i)
+    for r in range(len(head) - 1):
+        for c in range(len(bands)):
+            upper, lower = cells[r][c], cells[r + 1][c]
+            if upper and lower and _wrapped(upper, lower, boxes, sizes):
+                cells[r + 1][c] = upper + lower
+                cells[r][c] = []
+    # A head with nothing under it heads its column from the head's last row of labels (not
+    # from a section's title under them).
+    last = max(
+        (r for r in range(len(head)) if sum(1 for cell in cells[r] if cell) > 1),
+        default=len(head) - 1,
+    )
+    for c in range(len(bands)):
+        filled = [r for r in range(len(head)) if cells[r][c]]
+        if len(filled) == 1 and filled[0] < last:
+            cells[last][c], cells[filled[0]][c] = cells[filled[0]][c], []
+    rows = [[" ".join(texts[i].strip() for i in cell) for cell in row] for row in cells if any(row)]
+    return [i for row in head for i in row] + members, rows + grid
+
+
+def _wrapped(upper: list[int], lower: list[int], boxes: list[Bbox], sizes: list[float]) -> bool:
+    """Whether the lines ``lower`` go on the text of ``upper`` in one cell."""
+    a = [min(boxes[i][0] for i in upper), max(boxes[i][2] for i in upper)]
+    b = [min(boxes[i][0] for i in lower), max(boxes[i][2] for i in lower)]
+    height = max(boxes[i][3] - boxes[i][1] for i in upper)
+    gap = min(boxes[i][1] for i in lower) - max(boxes[i][3] for i in upper)
+    tol = _ALIGN * max(sizes[i] for i in upper)
+    aligned = (
+        abs(a[0] - b[0]) <= tol
+        or abs(a[1] - b[1]) <= tol
+        or abs(a[0] + a[1] - b[0] - b[1]) <= 2 * tol
+    )
+    return aligned and gap <= _WRAP_GAP * height
 
 
 def _stray_lines(
@@ -133,17 +371,16 @@ def _stray_lines(
 def _cells(
     row: list[int], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> list[list[int]]:
-    """The row's lines grouped into cells: lines closer than a clear gap are one cell. Two
-    numbers two digits' width apart are two cells already: numeric columns stand that close,
-    and the text layer cuts a line there (see runner.converters.text_layer.lines)."""
+    """The row's lines grouped into cells: lines closer than two characters' width are one
+    cell. Words or numbers that far apart are two cells already: a table's columns stand
+    that close, and the text layer cuts a line there (see runner.converters.text_layer.lines)."""
     cells: list[list[int]] = []
     for i in row:
         if cells:
             last = cells[-1][-1]
             gap = boxes[i][0] - boxes[last][2]
             size = max(sizes[i], 1.0)
-            numbers = _NUMBER_END.search(texts[last]) and _NUMBER_START.match(texts[i])
-            if gap < (_NUMBER_GAP if numbers else 1.5) * size:
+            if gap < _CELL_GAP * size:
                 cells[-1].append(i)
                 continue
         cells.append([i])
@@ -152,7 +389,7 @@ def _cells(
 
 def _table(
     run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
-) -> tuple[list[int], list[list[str]]] | None:
+) -> tuple[list[int], list[list[str]], list[list[float]]] | None:
     row_cells = [_cells(row, boxes, texts, sizes) for row in run]
     bands = _bands([cell for cells in row_cells for cell in cells], boxes)
     widest = max(len(cells) for cells in row_cells)
@@ -180,7 +417,8 @@ def _table(
             col = _column(bands, starts, boxes[cell[0]][0])
             cells[col] = f"{cells[col]} {text}".strip()
             lengths.append(len(text))
-            if len(text.split()) > _MAX_CELL_WORDS:
+            # (A row's label, first, may run longer: an indicator beside its values.)
+            if len(text.split()) > _MAX_CELL_WORDS * (2 if col == 0 else 1):
                 return None
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL:
@@ -198,7 +436,7 @@ def _table(
             inner and any(row[k] for row in full_edges)
         ):
             return None
-    return [i for row in run for i in row], grid
+    return [i for row in run for i in row], grid, bands
 
 
 def _column(bands: list[list[float]], starts: list[float], x0: float) -> int:

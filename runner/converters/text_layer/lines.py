@@ -50,12 +50,20 @@ _MONO_NAMES = re.compile(
 _CELL_GAP = 2.0
 _LAYOUT_CHARS = frozenset(map(chr, LAYOUT_CODES.tolist()))
 _ENUMERATOR = re.compile(r"\d{1,3}[.)](?:\s|$)")
-# A gap this many digits wide between the end of a number and the start of another.
+# A gap this many characters wide between two words or numbers may part two cells.
 _NUMBER_GAP = 2.0
-_NUMBER_END_CHARS = "0123456789%"
-_NUMBER_START_CHARS = "0123456789-($"
-_NUMBER_ENDS = np.array([ord(c) for c in _NUMBER_END_CHARS], dtype=np.uint32)
-_DIGITS = np.array([ord(c) for c in "0123456789"], dtype=np.uint32)
+# A dash standing alone in a table's cell is its nil; one before a digit is a sign, as a
+# currency's symbol is a number's start (not a parenthesis: an equation's number, "(7)").
+_DASHES = np.array([ord(c) for c in "-\u2013\u2014"], dtype=np.uint32)
+_NILS = ("-", "\u2013", "\u2014")
+_SIGNS = "-\u2013\u2212$\u20ac\u00a3"
+# A character is at least this share of the line's height wide, for the gap of two (an "l"
+# or an "i" is narrower).
+_NARROW = 0.4
+# A list's or a section's number, which keeps the word after it (see _wide_gaps).
+_SERIAL = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.?")
+# Characters further apart than this share of the line's height have a space between them.
+_SPACE = 0.2
 
 
 def text_lines(
@@ -96,36 +104,72 @@ def text_lines(
 
 
 def _wide_gaps(chars: PageChars) -> list[int]:
-    """The pdfium indexes of the upright digits that start a number after a wide gap from
-    the letter or digit before them on the same line (spaces aside): a table row that the text
-    layer set as one run of text, "Assam 34.98 34.95", whose cells only the gap tells apart.
-    Between two numbers a gap of two digits' width is wide already: a table's numeric columns
-    stand that close ("47,824,589   9,967,837"), running text never spaces numbers so. Words
-    after a wide gap stay: a heading's number set apart from its title ("SECTION 2   DIESEL
-    ENGINES") or a footer's two ends are one line to the reader."""
+    """The pdfium indexes of the upright characters that may start a table's cell: a word or
+    a number two characters' width or more from the word or number before it on the same
+    line (spaces aside), a table row that the text layer set as one run of text, "Assam
+    34.98 34.95", whose cells only the gap tells apart. A table's columns stand that close
+    ("47,824,589   9,967,837", "459B   78.7M", a head's "Market cap   Revenue"); running
+    text never spaces its words so. A word after a serial or a section's number is no cell
+    here: a list's number and its item stand so ("1   Engine particulars", "2.5   Systems";
+    a pdftext span's gap still parts them, see :func:`_pieces`). A dash
+    standing alone is a number too (a table's nil, "40.45   -   3.26"), and so is a signed
+    one ("3.81   -0.10"). Text set back to the left of where the line had come starts a cell
+    too (a head's second line, written after the line beside it). None of these cuts is
+    final: a piece that no table takes is joined back to its line (a heading's number set
+    apart from its title, "SECTION 2   DIESEL ENGINES", stays one line; see
+    :func:`_pieces`)."""
     ink = np.flatnonzero(~np.isin(chars.codes, LAYOUT_CODES) & (chars.rotations == 0))
     if len(ink) < 2:
         return []
     boxes = chars.boxes[ink]
-    codes = chars.codes[ink]
     before, after = boxes[:-1], boxes[1:]
     height = np.maximum(before[:, 3] - before[:, 1], after[:, 3] - after[:, 1])
     gap = after[:, 0] - before[:, 2]
-    # The box's height, not the font size, as in _pieces.
-    wide = gap > _CELL_GAP * np.maximum(0.8 * height, 1.0)
-    digit = (before[:, 2] - before[:, 0] + after[:, 2] - after[:, 0]) / 2
-    wide |= np.isin(codes[:-1], _NUMBER_ENDS) & (gap > _NUMBER_GAP * np.maximum(digit, 0.5))
-    wide &= np.isin(codes[1:], _DIGITS)
     level = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < height
-    # After a word or a number only: a dot leader's value ("breastfed ....... 76.9") or an
-    # equation's number ("... = 0,    (1)") belongs to its line, which no table may take.
+    width = (before[:, 2] - before[:, 0] + after[:, 2] - after[:, 0]) / 2
+    apart = gap > _NUMBER_GAP * np.maximum(width, _NARROW * height)
+    # Set back to the left, on the same level or half a line off (not the next line of a
+    # paragraph): another line of a head (see _pieces).
+    near = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < 2 * height
+    back = near & (after[:, 2] < before[:, 0] - _CELL_GAP * np.maximum(0.8 * height, 1.0))
+    # Whether each character stands apart from the one before it (a space or more, or
+    # another line); the first one does.
+    spaced = np.ones(len(ink) + 1, dtype=bool)
+    spaced[1:-1] = ~level | (gap > _SPACE * height)
+    lone = np.isin(chars.codes[ink], _DASHES) & spaced[:-1] & spaced[1:]
     text = chars.text
-    found: list[int] = [
-        int(chars.char_indices[ink[j + 1]])
-        for j in np.flatnonzero(wide & level).tolist()
-        if text[ink[j]].isalnum() or text[ink[j]] == "%"
-    ]
+    found: list[int] = []
+    for j in np.flatnonzero((level & apart) | back).tolist():
+        a, b = text[ink[j]], text[ink[j + 1]]
+        # After a word, a number or a dot leader only ("breastfed ....... 76.9": an
+        # indicator's values; a contents page's entry is too long a cell for a table): an
+        # equation's number ("... = 0,    (1)") belongs to its line.
+        leader = a == "." and j > 0 and text[ink[j - 1]] == "."
+        if not (a.isalnum() or a in "%)" or lone[j] or leader):
+            continue
+        if a.isdigit() and b.isalpha() and _serial(j, spaced, text, ink):
+            continue  # a list's number and its item, see above
+        if (
+            b.isalnum()
+            or lone[j + 1]
+            or (
+                b in _SIGNS
+                and j + 2 < len(ink)
+                and text[ink[j + 2]].isdigit()
+                and not spaced[j + 2]
+            )
+        ):
+            found.append(int(chars.char_indices[ink[j + 1]]))
     return found
+
+
+def _serial(j: int, spaced: np.ndarray, text: str, ink: np.ndarray) -> bool:
+    """Whether the word that ink character ``j`` ends is a serial or a section's number ("12",
+    "2.5.4"; ``spaced``: whether each ink character stands apart from the one before)."""
+    k = j
+    while k > 0 and not spaced[k]:
+        k -= 1
+    return bool(_SERIAL.fullmatch("".join(text[i] for i in ink[k : j + 1].tolist())))
 
 
 def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[dict[str, Any]]:
@@ -171,13 +215,14 @@ def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], boo
     """A pdftext line cut where its text jumps a wide gap: cells of a table without rules, or
     a form's label and the label of the column beside it, are lines of their own.
 
-    Each piece comes with whether only a number's cut parted it from the piece before: one
-    inside a run of text (see :func:`_wide_gaps`), or two numbers two digits' width apart.
+    Each piece comes with whether only a cut for a table parted it from the piece before: one
+    inside a run of text (see :func:`_wide_gaps`), or a gap of two characters' width.
     Such a piece is a line of its own only for a table to take as a cell; where none does,
     the segmenter reads it back as one line with the piece before it (a label and its value
     after a dot leader, a row of numbers too loose for a table)."""
     out: list[tuple[list[dict[str, Any]], bool]] = [([], False)]
     reach: float | None = None
+    start = 0.0
     last = ""
     for span in spans:
         x0, y0, x1, y1 = span["bbox"].bbox
@@ -186,13 +231,25 @@ def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], boo
             # The box's height, not the font size: many producers set size 1 and scale.
             size = 0.8 * (y1 - y0)
             wide = _CELL_GAP * max(size, 1.0)
-            if last and last[-1] in _NUMBER_END_CHARS and text[0] in _NUMBER_START_CHARS:
-                # Between two numbers, two characters' width (see _wide_gaps).
-                wide = min(wide, _NUMBER_GAP * max((x1 - x0) / len(text), 0.5))
-            if reach is not None and x0 - reach > wide:
+            if (
+                last
+                and (last[-1].isalnum() or last[-1] in "%)" or last in _NILS)
+                and (text[0].isalnum() or text[0] in _SIGNS or text in _NILS)
+                and not (_SERIAL.fullmatch(last.split()[-1]) and text[0].isalpha())
+            ):
+                # Two words or numbers two characters' width apart, not a serial number
+                # and its item (see _wide_gaps).
+                wide = min(wide, _NUMBER_GAP * max((x1 - x0) / len(text), _NARROW * (y1 - y0)))
+            if reach is not None and x1 < start - wide:
+                # Set back to the left of the span before: the next line of a head (its
+                # other cells come after it, each at its gap).
+                out.append(([], bool(span.get("cut"))))
+                reach = None
+            elif reach is not None and (span.get("cut") or x0 - reach > wide):
                 cut = bool(span.get("cut")) or x0 - reach <= _CELL_GAP * max(size, 1.0)
                 out.append(([], cut))
             reach = x1 if reach is None else max(reach, x1)
+            start = x0
             last = text
         out[-1][0].append(span)
     return out
