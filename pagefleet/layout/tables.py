@@ -97,6 +97,7 @@ def find_unruled(
             runs.append([])
         runs[-1].append(row)
     tables: list[tuple[list[int], list[list[str]]]] = []
+    taken: set[int] = set()
     for at, whole in enumerate(runs):
         # A head of words over columns of numbers: the columns are the body's, the head's
         # lines are placed in them (see _with_head).
@@ -108,8 +109,12 @@ def find_unruled(
         if not head:
             # A head set apart from the body by more than rows are (a statement's column
             # heads over a gap): the rows just above, all words (see _head_above).
+            # (Only rows below the last table found: a row is one table's at most.)
             first = next(k for k, row in enumerate(rows) if row is run[0])
-            head = _head_above(rows[:first], run, boxes, texts, sizes)
+            free = max(
+                (k + 1 for k, row in enumerate(rows[:first]) if taken.intersection(row)), default=0
+            )
+            head = _head_above(rows[free:first], run, boxes, texts, sizes)
         table = _table(run, boxes, texts, sizes)
         if table is None:
             # A stray line level with the first or last row (a page number beside the last
@@ -137,6 +142,7 @@ def find_unruled(
             if head:
                 members, grid = _with_head(head, members, grid, bands, boxes, texts, sizes)
             tables.append((members, grid))
+            taken.update(members)
     return tables
 
 
