@@ -427,7 +427,7 @@ def _table(
             if len(text.split()) > _MAX_CELL_WORDS * (2 if col == 0 else 1):
                 return None
         grid.append(cells)
-    if sum(lengths) / len(lengths) > _MAX_MEAN_CELL:
+    if sum(lengths) / len(lengths) > _MAX_MEAN_CELL or _running_text(grid):
         return None
     # Every column holds something in at least two rows: not one stray wide line. A total
     # row (or a head) may fill inner columns the body leaves empty: an inner column only the
@@ -443,6 +443,19 @@ def _table(
         ):
             return None
     return [i for row in run for i in row], grid, bands
+
+
+def _running_text(grid: list[list[str]]) -> bool:
+    """Whether the columns are running text set side by side (cards, boxes): most cells go on
+    in the cell under them, a line ending mid-sentence over one starting in lower case. A
+    table's rows are each whole; a label wrapped in its cell was joined already."""
+    pairs = going_on = 0
+    for upper, lower in pairwise(grid):
+        for a, b in zip(upper, lower, strict=True):
+            if a and b:
+                pairs += 1
+                going_on += a[-1] not in ".:;!?" and not a[-1].isdigit() and b[0].islower()
+    return pairs > 0 and 2 * going_on >= pairs
 
 
 def _column(bands: list[list[float]], starts: list[float], x0: float) -> int:

@@ -330,7 +330,7 @@ def logical(chars: PageChars) -> PageChars:
         codes = codes.copy()
         codes[swap], codes[swap + 1] = codes[swap + 1], codes[swap]
     latin = ((before | 0x20) >= 0x61) & ((before | 0x20) <= 0x7A)
-    joined = np.flatnonzero(latin & (after >= 0x590) & (after <= 0x6FF) & _letters(after)) + 1
+    joined = np.flatnonzero(latin & (after >= 0x590) & (after <= 0x6FF) & rtl_letters(after)) + 1
     if not len(swap) and not len(joined):
         return chars
     box = chars.boxes[joined]
@@ -349,7 +349,7 @@ def logical(chars: PageChars) -> PageChars:
     )
 
 
-def _letters(codes: np.ndarray) -> np.ndarray:
+def rtl_letters(codes: np.ndarray) -> np.ndarray:
     """Mask of the Hebrew and Arabic letters among right-to-left codes (not their digits,
     marks or punctuation)."""
     hebrew = (codes >= 0x5D0) & (codes <= 0x5EA)

@@ -29,6 +29,7 @@ from runner.converters.text_layer.chars import (
     logical,
     read_chars,
     readable,
+    rtl_letters,
     visible,
 )
 from runner.converters.text_layer.links import EXTERNAL, merge_links
@@ -132,6 +133,10 @@ def _wide_gaps(chars: PageChars) -> list[int]:
     # paragraph): another line of a head (see _pieces).
     near = np.abs((after[:, 1] + after[:, 3]) - (before[:, 1] + before[:, 3])) < 2 * height
     back = near & (after[:, 2] < before[:, 0] - _CELL_GAP * np.maximum(0.8 * height, 1.0))
+    # (Right-to-left text runs leftwards, word after word, and back to the right at a
+    # left-to-right word inside it: no head's lines.)
+    codes = chars.codes[ink]
+    back &= ~(rtl_letters(codes[:-1]) | rtl_letters(codes[1:]))
     # Whether each character stands apart from the one before it (a space or more, or
     # another line); the first one does.
     spaced = np.ones(len(ink) + 1, dtype=bool)
