@@ -17,9 +17,9 @@ from tests import (
     facts_pdfs_ocr,
     facts_pdfs_order,
     facts_pdfs_ruled,
+    facts_pdfs_unruled,
     layout_pdfs,
 )
-from tests import facts_pdfs, facts_pdfs_unruled, layout_pdfs
 
 SHARED_REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 
