@@ -378,10 +378,12 @@ _CHOSEN: dict[tuple[str, str], tuple[Any, Any]] = {
     # The splitter plans chunks for the fleet's converter and lanes (spread_tasks x
     # workers_per_gpu); the embedded runner converts on the CPU, one lane per worker.
     ("functions", "converter"): ("marker", "text-layer"),
-    ("functions", "fleet_lanes"): (3, 0),
+    ("functions", "fleet_lanes"): (2, 0),
     ("runner", "converter"): ("marker", "text-layer"),
-    # One GPU's workers and its MPS daemon and vLLM sidecar; locally one worker per core.
-    ("runner", "workers"): (3, 0),
+    # One GPU's workers (the 2 the runner sizes on a .2xlarge, pinned) and its MPS daemon and
+    # vLLM sidecar; locally one worker per core, sized by the runner.
+    ("runner", "workers"): (2, 0),
+    ("runner", "workers_per_gpu"): (2, 0),
     ("runner", "mps"): ("on", "auto"),
     ("runner", "marker_inference_url"): ("http://vllm:8000/v1", None),
     ("runner", "marker_vllm_gpu_type"): ("l4", None),
