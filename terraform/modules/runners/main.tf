@@ -4,8 +4,10 @@ data "aws_region" "current" {}
 
 locals {
   account_id = data.aws_caller_identity.current.account_id
-  partition  = data.aws_partition.current.partition
-  region     = data.aws_region.current.name
+  # Both runner task definitions' (GPU and CPU) refusal of a missing image tag.
+  image_tag_missing = "runner_image_tag is not set, so the task has no image: run `make runner-image` (it builds docker/runner.Dockerfile, pushes it to ${join("", aws_ecr_repository.this[*].repository_url)} tagged with the git revision, and writes the tag to terraform/runner-image.auto.tfvars.json, which deploy reads), or set runner_image_tag to a tag already pushed there."
+  partition         = data.aws_partition.current.partition
+  region            = data.aws_region.current.name
 
   # NVIDIA GPUs per instance type: the one-GPU rule of var.instance_types (and of the root).
   gpus_per_instance_type = jsondecode(file("${path.module}/gpu_instance_types.json")).gpus
@@ -779,7 +781,7 @@ resource "aws_ecs_task_definition" "this" {
   lifecycle {
     precondition {
       condition     = var.image_tag != null
-      error_message = "runner_image_tag is not set, so the task has no image: run `make runner-image` (it builds docker/runner.Dockerfile, pushes it to ${aws_ecr_repository.this[0].repository_url} tagged with the git revision, and writes the tag to terraform/runner-image.auto.tfvars.json, which deploy reads), or set runner_image_tag to a tag already pushed there."
+      error_message = local.image_tag_missing
     }
 
     precondition {
@@ -848,7 +850,7 @@ resource "aws_ecs_task_definition" "cpu" {
   lifecycle {
     precondition {
       condition     = var.image_tag != null
-      error_message = "runner_image_tag is not set, so the task has no image: run `make runner-image` (it builds docker/runner.Dockerfile, pushes it to ${aws_ecr_repository.this[0].repository_url} tagged with the git revision, and writes the tag to terraform/runner-image.auto.tfvars.json, which deploy reads), or set runner_image_tag to a tag already pushed there."
+      error_message = local.image_tag_missing
     }
 
     precondition {
