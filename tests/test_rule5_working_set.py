@@ -1,6 +1,7 @@
 """Rule 5 on the working set (``bench/quality/working_set.tsv``: 35 documents the converter
 was not tuned on): each PDF cut into 3-page chunk PDFs as the splitter cuts them (short
-chunks, so that most of these short documents are cut at all), each chunk converted on its own, and the chunks' Markdown equal to the whole document's, byte for byte.
+chunks, so that most of these short documents are cut at all), each chunk converted on its
+own, and the chunks' Markdown equal to the whole document's, byte for byte.
 
 The shared corpus goes through the whole pipeline in ``test_corpus.py``; these documents are
 kept out of the repository as the corpus is, collected with ``python -m

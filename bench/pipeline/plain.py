@@ -4,8 +4,8 @@
 (:func:`runner.converters.text_layer.extract_pages` and the renderer, in one fresh process)
 with OCR on at most T threads, writing the pictures its Markdown links as the pipeline does
 (into a temporary folder: the same output, the same work), and prints one JSON line: the
-file, its wall and CPU seconds. :func:`bench.pipeline.standalone.xargs_round` runs it under ``xargs -P W``, each with the same OCR
-thread share (cores // W) as the pipeline's W workers.
+file, its wall and CPU seconds. :func:`bench.pipeline.standalone.xargs_round` runs it under
+``xargs -P W``, each with the same OCR thread share (cores // W) as the pipeline's W workers.
 """
 
 from __future__ import annotations
