@@ -537,6 +537,31 @@ def images_by_channels(folder: Path) -> Path:
     return path
 
 
+def stream(data: bytes, extra: str = "") -> bytes:
+    """A PDF stream object's body: its dictionary (``extra``'s entries and the length) and
+    ``data``."""
+    return b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(data), extra.encode(), data)
+
+
+def write_objects(path: Path, objects: list[bytes]) -> Path:
+    """A PDF of ``objects`` (numbered from 1, the catalog first) with its cross-reference
+    table, for what fpdf2 cannot write."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
 def image_masks(folder: Path) -> Path:
     """A page of three image masks (one-bit stencils painted in the fill colour, as scanned
     forms and screenshots are stored), written by hand: fpdf2 writes none. Each is a triangle,
@@ -551,9 +576,9 @@ def image_masks(folder: Path) -> Path:
     ]
     data = b"".join(rows)
     masks = [
-        (b"[0 1]", b"1 0 0 rg 128 0 0 96 72 560 cm"),
-        (b"[1 0]", b"0 0 1 rg 128 0 0 96 72 400 cm"),
-        (b"[0 1]", b"0 0.5 0 rg 128 0 0 -96 72 336 cm"),
+        ("[0 1]", b"1 0 0 rg 128 0 0 96 72 560 cm"),
+        ("[1 0]", b"0 0 1 rg 128 0 0 96 72 400 cm"),
+        ("[0 1]", b"0 0.5 0 rg 128 0 0 -96 72 336 cm"),
     ]
     text = b"BT /F1 11 Tf 72 740 Td (Each form below was scanned and stored as a stencil.) Tj ET"
     content = b"\n".join([text, *(b"q %s /Im%d Do Q" % (cm, k) for k, (_, cm) in enumerate(masks))])
@@ -567,29 +592,17 @@ def image_masks(folder: Path) -> Path:
         + b" >> /XObject << "
         + xobjects
         + b" >> >> /Contents 4 0 R >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        stream(content),
         *(
-            b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ImageMask true "
-            b"/BitsPerComponent 1 /Decode %s /Length %d >>\nstream\n%s\nendstream"
-            % (width, height, decode, len(data), data)
+            stream(
+                data,
+                f" /Type /XObject /Subtype /Image /Width {width} /Height {height} /ImageMask true"
+                f" /BitsPerComponent 1 /Decode {decode}",
+            )
             for decode, _ in masks
         ),
     ]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path = folder / "image-masks.pdf"
-    path.write_bytes(bytes(out))
-    return path
+    return write_objects(folder / "image-masks.pdf", objects)
 
 
 def _bar_chart(pdf: FPDF, x: float, y: float) -> None:
