@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from tests.layout_pdfs import LOREM, stream, write_objects
+from tests.layout_pdfs import LOREM, pdf_of, stream
 
 FOOT = "Journal of River Studies 12 (2026) 004"
 # The article's pages: the one whose body runs down to the running foot.
@@ -187,7 +187,9 @@ def rtl_ligatures(folder: Path) -> Path:
         stream(cmap),
         *(stream(proc.encode()) for proc in procs),
     ]
-    return write_objects(folder / "rtl_ligatures.pdf", objects)
+    path = folder / "rtl_ligatures.pdf"
+    path.write_bytes(pdf_of(objects))
+    return path
 
 
 def statistical_table_page(folder: Path) -> Path:

@@ -543,7 +543,7 @@ def stream(data: bytes, extra: str = "") -> bytes:
     return b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(data), extra.encode(), data)
 
 
-def write_objects(path: Path, objects: list[bytes]) -> Path:
+def pdf_of(objects: list[bytes]) -> bytes:
     """A PDF of ``objects`` (numbered from 1, the catalog first) with its cross-reference
     table, for what fpdf2 cannot write."""
     out = bytearray(b"%PDF-1.7\n")
@@ -558,8 +558,7 @@ def write_objects(path: Path, objects: list[bytes]) -> Path:
         len(objects) + 1,
         xref,
     )
-    path.write_bytes(bytes(out))
-    return path
+    return bytes(out)
 
 
 def image_masks(folder: Path) -> Path:
@@ -602,7 +601,9 @@ def image_masks(folder: Path) -> Path:
             for decode, _ in masks
         ),
     ]
-    return write_objects(folder / "image-masks.pdf", objects)
+    path = folder / "image-masks.pdf"
+    path.write_bytes(pdf_of(objects))
+    return path
 
 
 def _bar_chart(pdf: FPDF, x: float, y: float) -> None:
