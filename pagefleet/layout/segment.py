@@ -63,6 +63,20 @@ def _is_bold(line: Line) -> bool:
     return bool(spans) and all(s.get("b") for s in spans)
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def labelled(line: Line) -> bool:
+    """Whether a line is a bold label, then words in the body's weight, and no lowercase letter:
+    an entry's title in a data dictionary or a glossary ("**PS** – PERIOD OF SERVICE RECODE"),
+    which the lines under it describe."""
+    spans = _worded(line["spans"])
+    if len(spans) < 2 or not spans[0].get("b"):
+        return False
+    rest = "".join(s["t"] for s in spans if not s.get("b"))
+    return bool(_WORD.search(rest)) and not any(c.islower() for c in line_text(line))
+
+
 def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
     """Top to bottom; boxes sharing a row (vertical overlap) left to right."""
     order = sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
@@ -1031,6 +1045,9 @@ def _breaks(
     prev_text = line_text(prev).rstrip()
     short = prev["bbox"][2] < right - 0.15 * (right - left)
     if short and prev_text.endswith((".", ":", "!", "?")) and (right - left) > 20 * size:
+        return True
+    # An entry's title stands by itself over the entry's text (see labelled).
+    if short and len(blocks[-1]["lines"]) == 1 and labelled(prev) and not labelled(line):
         return True
     # A line set centred by itself, then text from the left edge: a title in the body's type
     # ("II. OBSERVATIONS"), not the first line of the paragraph under it.
