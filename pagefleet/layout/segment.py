@@ -67,14 +67,14 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def labelled(line: Line) -> bool:
-    """Whether a line is a bold label, then words in the body's weight, and no lowercase letter:
+    """Whether a line is a bold label, then words in the body's weight, every letter a capital:
     an entry's title in a data dictionary or a glossary ("**PS** – PERIOD OF SERVICE RECODE"),
-    which the lines under it describe."""
+    which the lines under it describe. (Scripts without case have no such titles.)"""
     spans = _worded(line["spans"])
     if len(spans) < 2 or not spans[0].get("b"):
         return False
     rest = "".join(s["t"] for s in spans if not s.get("b"))
-    return bool(_WORD.search(rest)) and not any(c.islower() for c in line_text(line))
+    return bool(_WORD.search(rest)) and all(c.isupper() for c in line_text(line) if c.isalpha())
 
 
 def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
