@@ -119,7 +119,11 @@ def _regions(
     if gutter is None:
         bands = _bands(boxes, idx)
         if len(bands) == 1:
-            out.append(_rows(boxes, idx))
+            parts = _columns_between(boxes, idx)
+            if parts is None:
+                out.append(_rows(boxes, idx))
+            for part in parts or ():
+                _regions(boxes, part, out, joins, labels)
             return
         boxed = _boxes_under(boxes, bands)
         if boxed:
@@ -166,6 +170,48 @@ def _regions(
                 out[-1].append(spanning[k])
             else:
                 out.append([spanning[k]])
+
+
+def _columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | None:
+    """The lines above a stretch of columns, the columns' lines and those below, where lines
+    across the page run on into and out of the columns with no gap to make the columns a band
+    of their own (a scanned flyer: its introduction, two columns, a list under them), too many
+    crossing lines for :func:`_gutter`; None where no stretch of lines narrower than the page's
+    text shows a gutter."""
+    if len(idx) < 8:
+        return None
+    order = sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
+    lo = min(boxes[i][0] for i in idx)
+    hi = max(boxes[i][2] for i in idx)
+    narrow = [boxes[i][2] - boxes[i][0] < 0.6 * (hi - lo) for i in order]
+    best, start = (0, 0), 0
+    for k, (was, now) in enumerate(pairwise([False, *narrow, False])):
+        if now and not was:
+            start = k
+        elif was and not now and k - start > best[1] - best[0]:
+            best = (start, k)
+    a, b = best
+    # Two lines a side at least, and fewer lines than the whole (whose gutter was looked for).
+    gutter = _gutter(boxes, order[a:b]) if 4 <= b - a < len(order) else None
+    if gutter is None:
+        return None
+    # The columns stand between the first line of the lower-starting side and the last of the
+    # higher-ending one: a short line above or below them (a heading under the columns) is not
+    # of a column.
+    mid = (gutter[0] + gutter[1]) / 2
+    sides = (
+        [i for i in order[a:b] if boxes[i][2] <= mid],
+        [i for i in order[a:b] if boxes[i][0] >= mid],
+    )
+    top = max(min(boxes[i][1] for i in side) for side in sides)
+    bottom = min(max(boxes[i][3] for i in side) for side in sides)
+    while a < b and boxes[order[a]][3] <= top:
+        a += 1
+    while b > a and boxes[order[b - 1]][1] >= bottom:
+        b -= 1
+    if b - a < 4 or _gutter(boxes, order[a:b]) is None:
+        return None
+    return [part for part in (order[:a], order[a:b], order[b:]) if part]
 
 
 def _boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
