@@ -15,11 +15,15 @@ from tests.layout_pdfs import LOREM
 # sets the accent as a glyph of its own, a spacing character in the text layer, over or under
 # its letter: before the letter in the text (acute) or after it (cedilla).
 Piece = str | tuple[str, str, bool]
-AUTHORS = [
+AUTHORS: list[list[Piece]] = [
     ["Pierre-Fran", ("c", "\u00b8", False), "ois Dutot"],
     ["Gr", ("e", "\u00b4", True), "gory Mouni", ("e", "\u00b4", True), " and Denis Trystram"],
 ]
-REFERENCE = ["[7] P.-F. Dutot, G. Mouni", ("e", "\u00b4", True), ", and D. Trystram. Handbook."]
+REFERENCE: list[Piece] = [
+    "[7] P.-F. Dutot, G. Mouni",
+    ("e", "\u00b4", True),
+    ", and D. Trystram. Handbook.",
+]
 # Entries of a data dictionary: a bold variable name, its title in capitals in the body's
 # weight, and the description right under it, no space between.
 ENTRIES = [
