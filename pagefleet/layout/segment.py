@@ -172,6 +172,9 @@ def _regions(
                 out.append([spanning[k]])
 
 
+_COLUMN_LINES = 6
+
+
 def _columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | None:
     """The lines above a stretch of columns, the columns' lines and those below, where lines
     across the page run on into and out of the columns with no gap to make the columns a band
@@ -203,6 +206,14 @@ def _columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | Non
         [i for i in order[a:b] if boxes[i][2] <= mid],
         [i for i in order[a:b] if boxes[i][0] >= mid],
     )
+    # Columns of running text: lines enough a side, most of them a good share of the page's
+    # width (not a formula and its number, nor a table's labels and figures).
+    if any(
+        len(side) < _COLUMN_LINES
+        or median(boxes[i][2] - boxes[i][0] for i in side) < 0.35 * (hi - lo)
+        for side in sides
+    ):
+        return None
     top = max(min(boxes[i][1] for i in side) for side in sides)
     bottom = min(max(boxes[i][3] for i in side) for side in sides)
     while a < b and boxes[order[a]][3] <= top:
