@@ -229,12 +229,13 @@ def _inked(
 ) -> list[float]:
     """``bbox`` (points) with its left and right edges moved in to the ink inside it.
 
-    The detector pads its boxes (RapidOCR's ``unclip_ratio``, 1.6, grows each box by a share of
-    its size), the more so for small type read on the reduced copy (see :func:`_read`): two
-    columns' lines a narrow gutter apart come out with boxes a third of the gutter closer. The
-    ink of the box's rows, darker than halfway from the darkest to the lightest pixel, gives
-    the line's own edges, but for the ink of the next piece of its row (another of ``boxes``
-    reaching into it from one side); a box with no such contrast keeps its own.
+    The detector pads its boxes (``DBPostProcess.unclip`` in ``ch_ppocr_det/utils.py``, 1.4.4,
+    grows each by area * 1.6 / perimeter, ``unclip_ratio`` in ``config.yaml``), the more so for
+    small type read on the reduced copy (see :func:`_read`): two columns' lines a narrow gutter
+    apart come out with boxes a third of the gutter closer. The ink of the box's rows, darker
+    than halfway from the darkest to the lightest pixel, gives the line's own edges, but for
+    the ink of the next piece of its row (another of ``boxes`` reaching into it from one side);
+    a box with no such contrast keeps its own.
     """
     x0, y0, x1, y1 = bbox
     lo, hi = x0, x1
