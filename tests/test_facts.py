@@ -13,6 +13,7 @@ from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, p
 from runner.converters.text_layer import convert_document
 from tests import (
     facts_pdfs,
+    facts_pdfs_facts31,
     facts_pdfs_furniture,
     facts_pdfs_ocr,
     facts_pdfs_order,
@@ -181,6 +182,10 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_unruled.total_row_apart,
     # Numbers with a magnitude suffix ("459B", "78.7M") in columns set close.
     facts_pdfs_unruled.suffixed_numbers_table,
+    # TeX's accents set as glyphs of their own over their letters: "Franc¸ois" reads François.
+    facts_pdfs_facts31.tex_accents,
+    # A data dictionary's entry titles, a bold name then capitals, the description right under.
+    facts_pdfs_facts31.data_dictionary,
 ]
 
 
