@@ -4,7 +4,9 @@ requests that overlap, over HTTP with boto3."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -276,3 +278,80 @@ def test_a_copy_is_conditional_on_its_destination_as_a_put_is(
     assert failed == [412, 412]
     s3.copy_object(Bucket=settings.bucket, Key="out/a.png", CopySource=source, IfMatch=etag)
     assert s3.get_object(Bucket=settings.bucket, Key="out/a.png")["Body"].read() == b"png"
+
+
+# Headers and body parts that differ from one request to the next whichever path answers.
+_PER_REQUEST = {"date", "last-modified", "x-amzn-requestid", "x-amz-request-id", "x-amz-id-2"}
+_PER_REQUEST_BODY = re.compile(rb"<(LastModified|RequestId)>[^<]*</\1>|\"RequestId\": \"[^\"]*\"")
+
+
+def _answers(
+    moto_server: MotoServer, settings: Settings
+) -> list[tuple[int, dict[str, str], bytes]]:
+    """The raw replies to S3 and SQS requests the stack makes, errors among them, with what
+    names this run (its bucket and queue) and what differs per request left out."""
+    replies: list[tuple[int, dict[str, str], bytes]] = []
+    names = [settings.bucket.encode(), settings.queue_prefix.encode()]
+
+    def keep(http_response: Any, **_: Any) -> None:
+        body = _PER_REQUEST_BODY.sub(b"", http_response.content)
+        for name in names:
+            body = body.replace(name, b"NAME")
+        headers = {
+            k.lower(): v.replace(settings.bucket, "NAME")
+            for k, v in http_response.headers.items()
+            if k.lower() not in _PER_REQUEST
+        }
+        replies.append((http_response.status_code, headers, body))
+
+    s3 = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    sqs = boto3.client("sqs", endpoint_url=moto_server.url, region_name=settings.region)
+    for client in (s3, sqs):
+        client.meta.events.register("after-call.*.*", keep)
+    bucket = settings.bucket
+    source = {"Bucket": bucket, "Key": "jobs/j/a.png"}
+    calls = [
+        lambda: s3.create_bucket(Bucket=bucket),
+        # An underscore in a metadata name: moto's request handler keeps it (werkzeug_app.py).
+        lambda: s3.put_object(Bucket=bucket, Key="jobs/j/a.png", Body=b"x", Metadata={"a_b": "1"}),
+        lambda: s3.put_object(Bucket=bucket, Key="jobs/j/a.png", Body=b"png", IfNoneMatch="*"),
+        lambda: s3.get_object(Bucket=bucket, Key="jobs/j/a.png"),
+        lambda: s3.get_object(Bucket=bucket, Key="jobs/j/none"),
+        lambda: s3.head_object(Bucket=bucket, Key="jobs/j/a.png"),
+        lambda: s3.head_object(Bucket=bucket, Key="jobs/j/none"),
+        lambda: s3.list_objects_v2(Bucket=bucket, Prefix="jobs/"),
+        lambda: s3.copy_object(Bucket=bucket, Key="out/a.png", CopySource=source, IfNoneMatch="*"),
+        lambda: s3.copy_object(Bucket=bucket, Key="out/a.png", CopySource=source, IfNoneMatch="*"),
+        lambda: s3.delete_object(Bucket=bucket, Key="out/a.png"),
+        lambda: s3.get_object(Bucket=f"{bucket}-none", Key="a"),
+        lambda: sqs.create_queue(QueueName=f"{settings.queue_prefix}-q"),
+        lambda: sqs.get_queue_url(QueueName=f"{settings.queue_prefix}-none"),
+        lambda: sqs.get_queue_attributes(
+            QueueUrl=sqs.get_queue_url(QueueName=f"{settings.queue_prefix}-q")["QueueUrl"],
+            AttributeNames=["VisibilityTimeout"],
+        ),
+    ]
+    for call in calls:
+        with contextlib.suppress(botocore.exceptions.ClientError):
+            call()
+    return replies
+
+
+def test_the_server_answers_as_moto_under_flask_does(
+    moto_server: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server runs moto's views without Flask's request cycle (embedded/server.py,
+    _HostCachingDispatcher.__call__): every reply, errors included, is the one Flask makes."""
+    dispatched = []
+    dispatch = server_module._dispatch
+
+    def counted(*args: Any) -> Any:
+        dispatched.append(args)
+        return dispatch(*args)
+
+    monkeypatch.setattr(server_module, "_dispatch", counted)
+    direct = _answers(moto_server, fresh_settings(moto_server))
+    assert len(dispatched) == len(direct)
+    monkeypatch.setattr(server_module, "_hookless", lambda app: False)  # Flask answers all
+    assert _answers(moto_server, fresh_settings(moto_server)) == direct
+    assert len(dispatched) == len(direct)
