@@ -277,7 +277,7 @@ class _HostCachingDispatcher(DomainDispatcherApplication):
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         """moto's service app (Flask), less Flask's request cycle where it does nothing for
         moto's views (its contexts, hooks, signals and session): of the server's 1.21 ms of CPU
-        a request, 0.11 (the mix of tests/test_moto_server.py's replies, timed). What Flask
+        a request, 0.11 (a mix of the stack's S3 and SQS requests, timed). What Flask
         3.1's ``wsgi_app`` does for such a request is done here (see :func:`_dispatch`); any
         other request (an OPTIONS, a path no route takes, an app with hooks) goes to Flask."""
         app = self.get_application(environ)

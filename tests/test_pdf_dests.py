@@ -146,9 +146,10 @@ def test_only_pages_whose_copy_lost_a_link_are_read_again(tmp_path, monkeypatch)
     load = pdfium_c.FPDF_LoadPage
 
     def counting(document, index):  # type: ignore[no-untyped-def]
-        if ctypes.cast(document, ctypes.c_void_p).value == ctypes.cast(
-            doc.raw, ctypes.c_void_p
-        ).value:
+        if (
+            ctypes.cast(document, ctypes.c_void_p).value
+            == ctypes.cast(doc.raw, ctypes.c_void_p).value
+        ):
             loaded.append(index)
         return load(document, index)
 
