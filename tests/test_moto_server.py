@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import inspect
 import re
 import threading
 import time
@@ -15,6 +16,7 @@ from typing import Any
 import boto3
 import botocore.exceptions
 import botocore.utils
+import moto.core.responses
 import moto.core.serialize
 import moto.core.utils
 import moto.sqs.models
@@ -22,6 +24,7 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import S3Backend, s3_backends
 from moto.sqs.models import Message, Queue, sqs_backends
+from moto.sqs.responses import SQSResponse
 
 from embedded import MotoServer
 from embedded import server as server_module
@@ -355,3 +358,40 @@ def test_the_server_answers_as_moto_under_flask_does(
     monkeypatch.setattr(server_module, "_hookless", lambda app: False)  # Flask answers all
     assert _answers(moto_server, fresh_settings(moto_server)) == direct
     assert len(dispatched) == len(direct)
+
+
+def test_receipt_handles_are_moto_s_and_each_delivery_its_own(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    """embedded/server.py draws them from os.urandom: 185 lowercase letters, as moto's
+    generate_receipt_handle makes them (moto/sqs/utils.py), new for every delivery."""
+    assert moto.sqs.models.generate_receipt_handle is server_module._receipt_handle
+    sqs, url = _queue(moto_server, settings, VisibilityTimeout="0")
+    sqs.send_message(QueueUrl=url, MessageBody="m")
+    handles = [sqs.receive_message(QueueUrl=url)["Messages"][0]["ReceiptHandle"] for _ in range(3)]
+    assert all(re.fullmatch("[a-z]{185}", handle) for handle in handles)
+    assert len(set(handles)) == 3
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=handles[-1])
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+
+
+def test_an_sqs_request_does_not_list_its_response_class_s_methods(
+    moto_server: MotoServer, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moto's call_action lists them (inspect.getmembers) to check its action is one; the list,
+    the same every time, is read once per class (embedded/server.py)."""
+    sqs, url = _queue(moto_server, settings)
+    listed = []
+    getmembers = inspect.getmembers
+
+    def listing(*args: Any, **kwargs: Any) -> Any:
+        listed.append(args)
+        return getmembers(*args, **kwargs)
+
+    monkeypatch.setattr(inspect, "getmembers", listing)
+    sqs.send_message(QueueUrl=url, MessageBody="m")
+    assert sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "m"
+    assert listed == []
+    assert moto.core.responses.method_names_from_class(SQSResponse) == (
+        moto.core.utils.method_names_from_class(SQSResponse)
+    )
