@@ -13,7 +13,10 @@ does not need:
   depends on the host string alone and is kept per host.
 - CORS headers for browsers (``MOTO_DISABLE_GLOBAL_CORS``, moto's own switch).
 - Flask's request cycle around moto's views, which takes nothing from it: the view runs on
-  the request Flask would make, and its reply is the one Flask would send.
+  the request Flask would make, and its reply is the one Flask would send. And the email
+  package's parser for a request's plain header lines (the same message, built directly).
+- moto's SQS responses list their class's methods on every request, and draw each receipt
+  handle letter by letter: each list is kept, each handle drawn from ``os.urandom``.
 - moto checks each message it delivers against the queue's retention period by building every
   queue attribute, three of which walk all the queue's messages, three times over: a burst of
   1,000 uploads made each ReceiveMessage cost O(queue) per message delivered (a fifth of the
@@ -43,8 +46,10 @@ changed under the queue's own lock (see ``_locked_delete``).
 from __future__ import annotations
 
 import datetime
+import email.parser
 import email.utils
 import functools
+import http.client
 import io
 import logging
 import os
@@ -368,12 +373,49 @@ def _dispatch(app: Flask, view: convert_to_flask_response, environ: dict[str, An
 _S3_LOCK = threading.Lock()
 
 
+class _RequestHeaders(http.client.HTTPMessage):
+    """The headers of a request to this server (see :func:`_parse_headers`)."""
+
+
+# A header line as the email parser reads one into a name and a value (email/feedparser.py:
+# headerRE, _parse_headers; Compat32.header_source_parse): a name of printable ASCII but the
+# colon, the value without the blanks before it and the line end after it.
+_HEADER_LINE = re.compile(r"([\041-\071\073-\176]+):[ \t]*([^\r\n]*)\r?\n")
+_stdlib_parse_headers = http.client.parse_headers
+
+
+def _parse_headers(fp: Any, _class: type[http.client.HTTPMessage] = http.client.HTTPMessage) -> Any:
+    """``http.client.parse_headers``, which http.server reads a request's headers with: its
+    lines run through the email package's feed parser (0.04 ms of the ~1.1 ms of server CPU
+    a request, timed with the clients' own parsing beside it: 0.15 -> 0.11 ms). A request to this server whose header lines are each a plain ``Name: value`` gets the same
+    message built from them directly; any other (a folded line, a stray CR, no name), and every
+    other caller in the process (the clients' replies), goes to the parser itself."""
+    if _class is not _RequestHeaders:
+        return _stdlib_parse_headers(fp, _class)
+    lines = http.client._read_headers(fp)  # type: ignore[attr-defined]
+    text = b"".join(lines).decode("iso-8859-1")
+    body = lines[:-1] if lines and lines[-1] in (b"\r\n", b"\n", b"") else lines
+    found = [_HEADER_LINE.fullmatch(line.decode("iso-8859-1")) for line in body]
+    if not all(found):
+        return email.parser.Parser(_class=_class).parsestr(text)
+    message = _class()
+    for match in found:
+        if match:
+            message.set_raw(match[1], match[2])  # what the parser does with each header
+    message.set_payload("")
+    return message
+
+
+http.client.parse_headers = _parse_headers  # type: ignore[assignment]
+
+
 class _KeepAliveHandler(MotoRequestHandler):
     """moto's request handler (its environ keeps header names with underscores, which S3
     metadata needs) with a request cycle that keeps the connection: the body is read whole
     before the application runs and the reply is sent whole with its length. werkzeug's own
     cycle closes every connection and, after each reply, waits 10 ms for stray request bytes."""
 
+    MessageClass = _RequestHeaders  # read by _parse_headers
     # Headers and a small body leave in one segment (http.server flushes after each request);
     # a large body follows at once instead of waiting out the client's delayed ACK.
     wbufsize = -1

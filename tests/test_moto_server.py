@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import email.parser
 import inspect
+import io
 import re
 import threading
 import time
@@ -395,3 +397,41 @@ def test_an_sqs_request_does_not_list_its_response_class_s_methods(
     assert moto.core.responses.method_names_from_class(SQSResponse) == (
         moto.core.utils.method_names_from_class(SQSResponse)
     )
+
+
+@pytest.mark.parametrize(
+    ("block", "plain"),
+    [
+        (b"Host: 127.0.0.1:1\r\nX-Amz-Meta-A_B:  1 \r\nEmpty:\r\nDup: 1\r\nDup: 2\r\n\r\n", True),
+        (b"Host: a\nAccept: \xe9\n\n", True),  # bare LF line ends; a Latin-1 byte
+        (b"Host: a\r\nFolded: one\r\n two\r\n\r\n", False),
+        (b"Host: a\r\nStray: a\rb\r\n\r\n", False),
+        (b"Host: a\r\nNo colon here\r\nAfter: 1\r\n\r\n", False),
+        (b"Host: a\r\n: no name\r\n\r\n", False),
+        (b"Host : a\r\n\r\n", False),
+        (b"From someone\r\nHost: a\r\n\r\n", False),
+        (b"Host: a\r\nCut: short", False),  # the connection ended inside the headers
+    ],
+)
+def test_a_request_s_headers_are_read_as_the_email_parser_reads_them(
+    block: bytes, plain: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """embedded/server.py reads plain header lines itself, any other block with the email
+    package's parser; every block gives the message that parser gives (http.client's
+    parse_headers)."""
+    theirs = email.parser.Parser(_class=server_module._RequestHeaders).parsestr(
+        block.decode("iso-8859-1")
+    )
+    parsed = []
+    parser = email.parser.Parser
+
+    def parsing(*args: Any, **kwargs: Any) -> Any:
+        parsed.append(args)
+        return parser(*args, **kwargs)
+
+    monkeypatch.setattr(email.parser, "Parser", parsing)
+    ours = server_module._parse_headers(io.BytesIO(block), server_module._RequestHeaders)
+    assert not parsed if plain else parsed
+    defects = [type(defect) for defect in theirs.defects]
+    assert {**vars(ours), "defects": defects} == {**vars(theirs), "defects": defects}
+    assert [type(defect) for defect in ours.defects] == defects
