@@ -234,42 +234,67 @@ def _relink_explicit(
     (a name) again, the only kind of value pdfium's annotation calls write."""
     dests: list[tuple[bytes, int, str]] = []
     for at, source in enumerate(pages):
-        src, dst = doc[source], part[at]
+        # Loading a page parses its content (~0.4 ms): the source page is loaded only where
+        # its copy has a link without /Dest, the only kind _dropped_dest can answer for; most
+        # pages of a linked chunk have none (on the shared set, 184 of 598). pdfium's own
+        # calls, as pypdfium2's page objects add a third to each load and close (costs.py).
+        dst = pdfium_c.FPDF_LoadPage(part.raw, at)
+        if not dst:
+            continue
+        src = None
         try:
-            count = pdfium_c.FPDFPage_GetAnnotCount(src.raw)
-            if count != pdfium_c.FPDFPage_GetAnnotCount(dst.raw):
+            count = pdfium_c.FPDFPage_GetAnnotCount(dst)
+            if not any(_lost_dest(dst, index) for index in range(count)):
+                continue
+            src = pdfium_c.FPDF_LoadPage(doc.raw, source)
+            if not src or count != pdfium_c.FPDFPage_GetAnnotCount(src):
                 continue  # the copy's annotations are not the source's, one for one
             for index in range(count):
                 target = _dropped_dest(doc, src, dst, index)
                 if target is not None and target[0] in pages:
                     name = f"pagefleet.page{at + 1}.link{index}"
                     dests.append((name.encode(), target[0] - pages.start, target[1]))
-                    annot = pdfium_c.FPDFPage_GetAnnot(dst.raw, index)
+                    annot = pdfium_c.FPDFPage_GetAnnot(dst, index)
                     value = ctypes.create_string_buffer((name + "\0").encode("utf-16-le"))
                     pointer = ctypes.cast(value, pdfium_c.FPDF_WIDESTRING)
                     pdfium_c.FPDFAnnot_SetStringValue(annot, b"Dest", pointer)
                     pdfium_c.FPDFPage_CloseAnnot(annot)
         finally:
-            src.close()
-            dst.close()
+            if src:
+                pdfium_c.FPDF_ClosePage(src)
+            pdfium_c.FPDF_ClosePage(dst)
     return dests
 
 
+def _lost_dest(page: pdfium_c.FPDF_PAGE, index: int) -> bool:
+    """Whether annotation ``index`` of ``page`` is a link without /Dest: one whose array the
+    import may have dropped."""
+    annot = pdfium_c.FPDFPage_GetAnnot(page, index)
+    if not annot:
+        return False
+    try:
+        return bool(
+            pdfium_c.FPDFAnnot_GetSubtype(annot) == pdfium_c.FPDF_ANNOT_LINK
+            and not pdfium_c.FPDFAnnot_HasKey(annot, b"Dest")
+        )
+    finally:
+        pdfium_c.FPDFPage_CloseAnnot(annot)
+
+
 def _dropped_dest(
-    doc: pdfium.PdfDocument, src: pdfium.PdfPage, dst: pdfium.PdfPage, index: int
+    doc: pdfium.PdfDocument, src: pdfium_c.FPDF_PAGE, dst: pdfium_c.FPDF_PAGE, index: int
 ) -> tuple[int, str] | None:
     """(page index in ``doc``, view) of link annotation ``index`` of ``src`` if its /Dest is
     an array that its copy on ``dst`` lost; else None."""
-    annot = pdfium_c.FPDFPage_GetAnnot(src.raw, index)
-    copy = pdfium_c.FPDFPage_GetAnnot(dst.raw, index)
+    if not _lost_dest(dst, index):
+        return None
+    annot = pdfium_c.FPDFPage_GetAnnot(src, index)
+    if not annot:
+        return None
     try:
         if (
-            not annot
-            or not copy
-            or pdfium_c.FPDFAnnot_GetSubtype(annot) != pdfium_c.FPDF_ANNOT_LINK
-            or pdfium_c.FPDFAnnot_GetSubtype(copy) != pdfium_c.FPDF_ANNOT_LINK
+            pdfium_c.FPDFAnnot_GetSubtype(annot) != pdfium_c.FPDF_ANNOT_LINK
             or pdfium_c.FPDFAnnot_GetValueType(annot, b"Dest") != pdfium_c.FPDF_OBJECT_ARRAY
-            or pdfium_c.FPDFAnnot_HasKey(copy, b"Dest")
         ):
             return None
         dest = pdfium_c.FPDFLink_GetDest(doc.raw, pdfium_c.FPDFAnnot_GetLink(annot))
@@ -277,9 +302,7 @@ def _dropped_dest(
             return None
         return pdfium_c.FPDFDest_GetDestPageIndex(doc.raw, dest), _view(dest)
     finally:
-        for handle in (annot, copy):
-            if handle:
-                pdfium_c.FPDFPage_CloseAnnot(handle)
+        pdfium_c.FPDFPage_CloseAnnot(annot)
 
 
 def _view(dest: pdfium_c.FPDF_DEST) -> str:

@@ -4,7 +4,12 @@ requests that overlap, over HTTP with boto3."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import email.parser
+import inspect
+import io
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -13,6 +18,7 @@ from typing import Any
 import boto3
 import botocore.exceptions
 import botocore.utils
+import moto.core.responses
 import moto.core.serialize
 import moto.core.utils
 import moto.sqs.models
@@ -20,6 +26,7 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import S3Backend, s3_backends
 from moto.sqs.models import Message, Queue, sqs_backends
+from moto.sqs.responses import SQSResponse
 
 from embedded import MotoServer
 from embedded import server as server_module
@@ -276,3 +283,155 @@ def test_a_copy_is_conditional_on_its_destination_as_a_put_is(
     assert failed == [412, 412]
     s3.copy_object(Bucket=settings.bucket, Key="out/a.png", CopySource=source, IfMatch=etag)
     assert s3.get_object(Bucket=settings.bucket, Key="out/a.png")["Body"].read() == b"png"
+
+
+# Headers and body parts that differ from one request to the next whichever path answers.
+_PER_REQUEST = {"date", "last-modified", "x-amzn-requestid", "x-amz-request-id", "x-amz-id-2"}
+_PER_REQUEST_BODY = re.compile(rb"<(LastModified|RequestId)>[^<]*</\1>|\"RequestId\": \"[^\"]*\"")
+
+
+def _answers(
+    moto_server: MotoServer, settings: Settings
+) -> list[tuple[int, dict[str, str], bytes]]:
+    """The raw replies to S3 and SQS requests the stack makes, errors among them, with what
+    names this run (its bucket and queue) and what differs per request left out."""
+    replies: list[tuple[int, dict[str, str], bytes]] = []
+    names = [settings.bucket.encode(), settings.queue_prefix.encode()]
+
+    def keep(http_response: Any, **_: Any) -> None:
+        body = _PER_REQUEST_BODY.sub(b"", http_response.content)
+        for name in names:
+            body = body.replace(name, b"NAME")
+        headers = {
+            k.lower(): v.replace(settings.bucket, "NAME")
+            for k, v in http_response.headers.items()
+            if k.lower() not in _PER_REQUEST
+        }
+        replies.append((http_response.status_code, headers, body))
+
+    s3 = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    sqs = boto3.client("sqs", endpoint_url=moto_server.url, region_name=settings.region)
+    for client in (s3, sqs):
+        client.meta.events.register("after-call.*.*", keep)
+    bucket = settings.bucket
+    source = {"Bucket": bucket, "Key": "jobs/j/a.png"}
+    calls = [
+        lambda: s3.create_bucket(Bucket=bucket),
+        # An underscore in a metadata name: moto's request handler keeps it (werkzeug_app.py).
+        lambda: s3.put_object(Bucket=bucket, Key="jobs/j/a.png", Body=b"x", Metadata={"a_b": "1"}),
+        lambda: s3.put_object(Bucket=bucket, Key="jobs/j/a.png", Body=b"png", IfNoneMatch="*"),
+        lambda: s3.get_object(Bucket=bucket, Key="jobs/j/a.png"),
+        lambda: s3.get_object(Bucket=bucket, Key="jobs/j/none"),
+        lambda: s3.head_object(Bucket=bucket, Key="jobs/j/a.png"),
+        lambda: s3.head_object(Bucket=bucket, Key="jobs/j/none"),
+        lambda: s3.list_objects_v2(Bucket=bucket, Prefix="jobs/"),
+        lambda: s3.copy_object(Bucket=bucket, Key="out/a.png", CopySource=source, IfNoneMatch="*"),
+        lambda: s3.copy_object(Bucket=bucket, Key="out/a.png", CopySource=source, IfNoneMatch="*"),
+        lambda: s3.delete_object(Bucket=bucket, Key="out/a.png"),
+        lambda: s3.get_object(Bucket=f"{bucket}-none", Key="a"),
+        lambda: sqs.create_queue(QueueName=f"{settings.queue_prefix}-q"),
+        lambda: sqs.get_queue_url(QueueName=f"{settings.queue_prefix}-none"),
+        lambda: sqs.get_queue_attributes(
+            QueueUrl=sqs.get_queue_url(QueueName=f"{settings.queue_prefix}-q")["QueueUrl"],
+            AttributeNames=["VisibilityTimeout"],
+        ),
+    ]
+    for call in calls:
+        with contextlib.suppress(botocore.exceptions.ClientError):
+            call()
+    return replies
+
+
+def test_the_server_answers_as_moto_under_flask_does(
+    moto_server: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server runs moto's views without Flask's request cycle (embedded/server.py,
+    _HostCachingDispatcher.__call__): every reply, errors included, is the one Flask makes."""
+    dispatched = []
+    dispatch = server_module._dispatch
+
+    def counted(*args: Any) -> Any:
+        dispatched.append(args)
+        return dispatch(*args)
+
+    monkeypatch.setattr(server_module, "_dispatch", counted)
+    direct = _answers(moto_server, fresh_settings(moto_server))
+    assert len(dispatched) == len(direct)
+    monkeypatch.setattr(server_module, "_hookless", lambda app: False)  # Flask answers all
+    assert _answers(moto_server, fresh_settings(moto_server)) == direct
+    assert len(dispatched) == len(direct)
+
+
+def test_receipt_handles_are_moto_s_and_each_delivery_its_own(
+    moto_server: MotoServer, settings: Settings
+) -> None:
+    """embedded/server.py draws them from os.urandom: 185 lowercase letters, as moto's
+    generate_receipt_handle makes them (moto/sqs/utils.py), new for every delivery."""
+    assert moto.sqs.models.generate_receipt_handle is server_module._receipt_handle
+    sqs, url = _queue(moto_server, settings, VisibilityTimeout="0")
+    sqs.send_message(QueueUrl=url, MessageBody="m")
+    handles = [sqs.receive_message(QueueUrl=url)["Messages"][0]["ReceiptHandle"] for _ in range(3)]
+    assert all(re.fullmatch("[a-z]{185}", handle) for handle in handles)
+    assert len(set(handles)) == 3
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=handles[-1])
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+
+
+def test_an_sqs_request_does_not_list_its_response_class_s_methods(
+    moto_server: MotoServer, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moto's call_action lists them (inspect.getmembers) to check its action is one; the list,
+    the same every time, is read once per class (embedded/server.py)."""
+    sqs, url = _queue(moto_server, settings)
+    listed = []
+    getmembers = inspect.getmembers
+
+    def listing(*args: Any, **kwargs: Any) -> Any:
+        listed.append(args)
+        return getmembers(*args, **kwargs)
+
+    monkeypatch.setattr(inspect, "getmembers", listing)
+    sqs.send_message(QueueUrl=url, MessageBody="m")
+    assert sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "m"
+    assert listed == []
+    assert moto.core.responses.method_names_from_class(SQSResponse) == (
+        moto.core.utils.method_names_from_class(SQSResponse)
+    )
+
+
+@pytest.mark.parametrize(
+    ("block", "plain"),
+    [
+        (b"Host: 127.0.0.1:1\r\nX-Amz-Meta-A_B:  1 \r\nEmpty:\r\nDup: 1\r\nDup: 2\r\n\r\n", True),
+        (b"Host: a\nAccept: \xe9\n\n", True),  # bare LF line ends; a Latin-1 byte
+        (b"Host: a\r\nFolded: one\r\n two\r\n\r\n", False),
+        (b"Host: a\r\nStray: a\rb\r\n\r\n", False),
+        (b"Host: a\r\nNo colon here\r\nAfter: 1\r\n\r\n", False),
+        (b"Host: a\r\n: no name\r\n\r\n", False),
+        (b"Host : a\r\n\r\n", False),
+        (b"From someone\r\nHost: a\r\n\r\n", False),
+        (b"Host: a\r\nCut: short", False),  # the connection ended inside the headers
+    ],
+)
+def test_a_request_s_headers_are_read_as_the_email_parser_reads_them(
+    block: bytes, plain: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """embedded/server.py reads plain header lines itself, any other block with the email
+    package's parser; every block gives the message that parser gives (http.client's
+    parse_headers)."""
+    theirs = email.parser.Parser(_class=server_module._RequestHeaders).parsestr(
+        block.decode("iso-8859-1")
+    )
+    parsed = []
+    parser = email.parser.Parser
+
+    def parsing(*args: Any, **kwargs: Any) -> Any:
+        parsed.append(args)
+        return parser(*args, **kwargs)
+
+    monkeypatch.setattr(email.parser, "Parser", parsing)
+    ours = server_module._parse_headers(io.BytesIO(block), server_module._RequestHeaders)
+    assert not parsed if plain else parsed
+    defects = [type(defect) for defect in theirs.defects]
+    assert {**vars(ours), "defects": defects} == {**vars(theirs), "defects": defects}
+    assert [type(defect) for defect in ours.defects] == defects

@@ -128,6 +128,39 @@ def test_halves_of_a_chunk_keep_their_links(tmp_path) -> None:
             assert link_targets(part, page - half.first_page, half.first_page) == inside
 
 
+def test_only_pages_whose_copy_lost_a_link_are_read_again(tmp_path, monkeypatch) -> None:
+    """Loading a page parses its content: of the source's pages, the cut loads only those whose
+    copy has a link without /Dest (one whose array the import may have dropped). Page 1 links
+    forward to page 2 (dropped, given back by name), page 2 back to page 1 (kept), page 3 has
+    no link."""
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    for _ in range(3):
+        pdf.add_page()
+    for page, target in ((1, 2), (2, 1)):
+        pdf.page = page
+        pdf.cell(0, 10, f"to page {target}", link=pdf.add_link(y=10, page=target))
+    pdf.output(str(tmp_path / "three.pdf"))
+    doc = pdfium.PdfDocument(tmp_path / "three.pdf")
+    loaded: list[int] = []
+    load = pdfium_c.FPDF_LoadPage
+
+    def counting(document, index):  # type: ignore[no-untyped-def]
+        if (
+            ctypes.cast(document, ctypes.c_void_p).value
+            == ctypes.cast(doc.raw, ctypes.c_void_p).value
+        ):
+            loaded.append(index)
+        return load(document, index)
+
+    monkeypatch.setattr(pdfium_c, "FPDF_LoadPage", counting)
+    part = chunk_of(doc, 1, 3)
+    monkeypatch.undo()
+    assert loaded == [0]
+    assert [link[1] for link in link_targets(part, 0)] == [2]
+    assert [link[1] for link in link_targets(part, 1)] == [1]
+
+
 def test_the_update_is_a_well_formed_incremental_update(tmp_path) -> None:
     """pdfium rebuilds a broken cross-reference table without a word, so reading the chunk back
     proves little: each offset the update's table gives is where its object starts."""
