@@ -16,6 +16,7 @@ from tests import (
     facts_pdfs_furniture,
     facts_pdfs_ocr,
     facts_pdfs_order,
+    facts_pdfs_order31,
     facts_pdfs_ruled,
     facts_pdfs_unruled,
     layout_pdfs,
@@ -181,6 +182,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_unruled.total_row_apart,
     # Numbers with a magnitude suffix ("459B", "78.7M") in columns set close.
     facts_pdfs_unruled.suffixed_numbers_table,
+    # A ruled table filling the left column: read before the prose of the right column.
+    facts_pdfs_order31.column_table,
 ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import pairwise
 from statistics import median
 
@@ -353,7 +354,7 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | No
             break
         left = [i for i in idx if boxes[i][2] <= g1 and boxes[i][0] < g0]
         right = [i for i in idx if boxes[i][0] >= g0 and boxes[i][2] > g1]
-        if len(left) < 2 or len(right) < 2:
+        if not _column(boxes, left, unit) or not _column(boxes, right, unit):
             continue
         top = max(min(boxes[i][1] for i in left), min(boxes[i][1] for i in right))
         bottom = min(max(boxes[i][3] for i in left), max(boxes[i][3] for i in right))
@@ -364,6 +365,12 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | No
         if _prose(boxes, left, right, unit):
             return g0, g1, True
     return None
+
+
+def _column(boxes: list[Bbox], side: list[int], unit: float) -> bool:
+    """Whether one side of a gap can be a column: two lines at least, or one box two lines
+    tall (a table or a figure standing in for its lines: a ruled table filling a column)."""
+    return len(side) >= 2 or (len(side) == 1 and boxes[side[0]][3] - boxes[side[0]][1] >= 2 * unit)
 
 
 # A column of running text: most of its lines this many line heights long at least, some 45
@@ -533,16 +540,18 @@ def _is_upright(box: Bbox, line: Line) -> bool:
     ) >= _UPRIGHT_CHARS
 
 
-def page_blocks(lines: list[Line]) -> list[Block]:
+def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     """A page's blocks in reading order: paragraphs, code listings, the labels of a plot as one
-    figure block, and tables without rules.
+    figure block, tables without rules, and ``tables`` (ruled, found apart, their text out of
+    ``lines``) where their boxes stand in the reading order: a table filling a column reads
+    with that column, before the column beside it.
 
     Lines set upright beside a page of lines set flat (a preprint server's stamp along the
     margin), larger than the flat text, are figure text too: their size would rank them as
     headings. Others stay text: a printer's slug, read as a note; a form's section label set
     upright in bold at the text's size ("Tax and Credits"), a run-in heading as before.
     """
-    blocks = _page_blocks(merge_rows(lines))
+    blocks = _page_blocks(merge_rows(lines), tables)
     upright = [line for line in lines if _is_upright(line["bbox"], line)]
     if not upright or 2 * len(upright) >= len(lines):
         return blocks
@@ -555,7 +564,7 @@ def page_blocks(lines: list[Line]) -> list[Block]:
     return blocks
 
 
-def _page_blocks(lines: list[Line]) -> list[Block]:
+def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
     # Each listing, figure and table takes part in the reading order as one box (a stand-in
     # line).
     cut = [bool(line.get("cut")) for line in lines]
@@ -563,7 +572,7 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
         lines = [_uncut(line) for line in lines]
     stand_ins: dict[int, Block] = {}
     taken: set[int] = set()
-    rest_lines: list[Line] = []
+    rest_lines = [_stand_in(stand_ins, table["bbox"], table) for table in tables]
     listings = find_listings(lines)
     code = {i for listing in listings for i in listing}
     free = [i for i in range(len(lines)) if i not in code]
