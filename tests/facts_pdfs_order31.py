@@ -56,3 +56,36 @@ def column_table(folder: Path) -> Path:
     path = folder / "column_table.pdf"
     pdf.output(str(path))
     return path
+
+
+AUTHORS = [
+    ("Ada Brennan", "Department of Hydrology Sciences,", "ada@weir.example"),
+    ("Tomas Keane", "Department of Hydrology Sciences,", "tomas@ford.example"),
+    ("Lin Okoro", "Department of Hydrology Sciences,", "lin@delta.example"),
+]
+
+
+def author_row(folder: Path) -> Path:
+    """A paper's title, three authors side by side (name, department, city, address), each
+    centred over a third of the page, the middle one across the gutter of the two columns of
+    10 pt prose below, as a conference paper sets them (grobid's test_Grobid_1_05452615,
+    page 1): author by author, not names first, then departments."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Times", "B", 16)
+    pdf.set_xy(60, 60)
+    pdf.cell(492, 20, "Sediment Budgets of Small Rivers", align="C")
+    for centre, (name, place, mail) in zip((140, 307, 474), AUTHORS, strict=True):
+        for r, (style, text) in enumerate(
+            (("", name), ("I", place), ("I", "Delta City"), ("I", mail))
+        ):
+            pdf.set_font("Times", style, 11)
+            pdf.text(centre - pdf.get_string_width(text) / 2, 110 + 13 * r, text)
+    pdf.set_font("Times", "", 10)
+    for x, tag in ((60, "LEFT"), (314, "RIGHT")):
+        pdf.set_xy(x, 170)
+        pdf.multi_cell(238, 11, f"{tag}START " + LOREM * 10, align="J")
+    path = folder / "author_row.pdf"
+    pdf.output(str(path))
+    return path

@@ -184,6 +184,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_unruled.suffixed_numbers_table,
     # A ruled table filling the left column: read before the prose of the right column.
     facts_pdfs_order31.column_table,
+    # Three authors side by side over two columns, the middle one across the gutter.
+    facts_pdfs_order31.author_row,
 ]
 
 

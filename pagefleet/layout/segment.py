@@ -117,6 +117,8 @@ def _regions(
             _regions(boxes, band, out, joins, labels)
         return
     g0, g1, prose = gutter
+    if _read_lead_bands(boxes, idx, g0, g1, out, joins, labels):
+        return
     mid = (g0 + g1) / 2
     # Between columns of prose set close, every line is level with one across the gap.
     pieces = {} if prose else _pieces_across(boxes, idx, g0, g1)
@@ -153,6 +155,33 @@ def _regions(
                 out[-1].append(spanning[k])
             else:
                 out.append([spanning[k]])
+
+
+def _read_lead_bands(
+    boxes: list[Bbox],
+    idx: list[int],
+    g0: float,
+    g1: float,
+    out: list[list[int]],
+    joins: set[tuple[int, int]],
+    labels: set[int],
+) -> bool:
+    """Read the bands atop ``idx`` that a line crosses the gutter (g0, g1) in, each on its own,
+    then the rest; False where there are none. A paper's authors set side by side, each
+    centred over a column of their own, cross the page's gutter: searched for columns with
+    the page's text, their rows were cut at each author that crosses it and read across
+    (names, then departments); on their own, their own gutters part them, author by author.
+    """
+    bands = _bands(boxes, idx)
+    lead = 0
+    while lead < len(bands) - 1 and any(boxes[i][0] < g0 and boxes[i][2] > g1 for i in bands[lead]):
+        lead += 1
+    if not lead:
+        return False
+    for band in bands[:lead]:
+        _regions(boxes, band, out, joins, labels)
+    _regions(boxes, [i for band in bands[lead:] for i in band], out, joins, labels)
+    return True
 
 
 def _boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
