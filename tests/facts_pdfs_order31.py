@@ -49,8 +49,8 @@ def column_table(folder: Path) -> Path:
     pdf.multi_cell(236, 12, LOREM + "RIGHTEND", align="J")
     y = pdf.get_y() + 16
     pdf.set_font("Helvetica", "", 9)
-    for r, cells in enumerate((("Month", "Peak m"), ("March", "4.10"), ("April", "3.85"))):
-        for c, cell in enumerate(cells):
+    for r, peaks in enumerate((("Month", "Peak m"), ("March", "4.10"), ("April", "3.85"))):
+        for c, cell in enumerate(peaks):
             pdf.rect(316 + 118 * c, y + r * 20, 118, 20)
             pdf.text(320 + 118 * c, y + r * 20 + 14, cell)
     path = folder / "column_table.pdf"
