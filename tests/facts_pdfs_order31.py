@@ -89,3 +89,37 @@ def author_row(folder: Path) -> Path:
     path = folder / "author_row.pdf"
     pdf.output(str(path))
     return path
+
+
+BRANCHES = [
+    ("Sources", [("Glaciers", "meltwater in spring"), ("Springs", "groundwater all year")]),
+    ("Transport", [("Bedload", "rolled along the bed"), ("Suspension", "carried in the flow")]),
+    ("Deposits", [("Levees", "built at each flood"), ("Deltas", "grown at the mouth")]),
+]
+
+
+def mind_map(folder: Path) -> Path:
+    """A mind map as xmind exports one (mineru's introduction.pdf): the root on two lines at
+    the left, halfway down; to its right three branches, each centred on its two children;
+    each child with a note of two lines to its right. Read depth first, each branch whole
+    before the next, not level by level."""
+    pdf = FPDF(unit="pt", format="Letter")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.text(40, 394, "River")
+    pdf.text(40, 412, "Sediment")
+    for b, (branch, children) in enumerate(BRANCHES):
+        centre = 160 + 240 * b
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.text(180, centre, branch)
+        for c, (child, note) in enumerate(children):
+            y = centre - 50 + 100 * c
+            pdf.set_font("Helvetica", "", 10)
+            pdf.text(300, y, child)
+            pdf.set_font("Helvetica", "", 9)
+            pdf.text(420, y - 5, f"{child} sediment is")
+            pdf.text(420, y + 6, note)
+    path = folder / "mind_map.pdf"
+    pdf.output(str(path))
+    return path

@@ -186,6 +186,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_order31.column_table,
     # Three authors side by side over two columns, the middle one across the gutter.
     facts_pdfs_order31.author_row,
+    # A mind map: each branch read whole, depth first, not level by level.
+    facts_pdfs_order31.mind_map,
 ]
 
 
