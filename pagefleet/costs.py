@@ -2,7 +2,9 @@
 
 A page is one of two classes: it has a usable text layer, or it is a scan the converter will
 OCR (50-1,000 times dearer on a CPU). The test is the text-layer converter's own: an image among
-the page's top-level objects and fewer than :data:`MIN_TEXT_CHARS` letters of text. Loading a
+the page's top-level objects and fewer than :data:`MIN_TEXT_CHARS` letters of text, or a
+hidden OCR layer that is mostly not words over a page-sized image
+(:mod:`pagefleet.hidden_layer`). Loading a
 page costs about 0.3 ms (pdfium parses its content); a page with many objects is not a scan, so
 only pages of few objects and an image get their text counted. A text page's seconds follow its
 characters (see :func:`measure_pages`). A wrong estimate only unbalances a plan, it never
@@ -11,6 +13,7 @@ changes a result, so the measuring has a time budget past which pages count as t
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import time
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from pagefleet.hidden_layer import PAGE_IMAGE, all_invisible, mostly_not_words
 from pagefleet.pdf import Frame, page_frame
 from pagefleet.planning import PlanPolicy
 
@@ -81,7 +85,9 @@ def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> _Look:
             return _Look(False, None, frame)
         try:
             chars = max(pdfium_c.FPDFText_CountChars(textpage), 0)
-            scan = scan_like and not _has_text(textpage, chars)
+            scan = scan_like and (
+                not _has_text(textpage, chars) or _bad_hidden_layer(page, textpage, chars)
+            )
         finally:
             pdfium_c.FPDFText_ClosePage(textpage)
         return _Look(scan, chars if count else None, frame)
@@ -98,6 +104,35 @@ def _has_text(textpage: Any, chars: int) -> bool:
         if letters >= MIN_TEXT_CHARS:
             return True
     return False
+
+
+def _bad_hidden_layer(page: Any, textpage: Any, chars: int) -> bool:
+    """Whether the page is a scan under a hidden OCR layer the converter will not trust
+    (:mod:`pagefleet.hidden_layer`): priced as the OCR page it will be."""
+    area = pdfium_c.FPDF_GetPageWidthF(page) * pdfium_c.FPDF_GetPageHeightF(page)
+    if not any(
+        pdfium_c.FPDFPageObj_GetType(obj) == pdfium_c.FPDF_PAGEOBJ_IMAGE
+        and _area(obj) >= PAGE_IMAGE * area
+        for obj in (
+            pdfium_c.FPDFPage_GetObject(page, i)
+            for i in range(pdfium_c.FPDFPage_CountObjects(page))
+        )
+    ):
+        return False
+    if not all_invisible(page):
+        return False
+    text = ctypes.create_string_buffer(2 * (chars + 1))
+    written = pdfium_c.FPDFText_GetText(
+        textpage, 0, chars, ctypes.cast(text, ctypes.POINTER(ctypes.c_ushort))
+    )
+    return mostly_not_words(text.raw[: 2 * max(written - 1, 0)].decode("utf-16-le", "replace"))
+
+
+def _area(obj: Any) -> float:
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+        return 0.0
+    return (right.value - left.value) * (top.value - bottom.value)
 
 
 def _class_costs(settings: Settings) -> tuple[float, float, float, bool]:

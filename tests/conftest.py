@@ -36,6 +36,7 @@ LONGEST_FIRST = (
     "test_terraform.py",
     "test_pipeline.py",
     "test_corpus.py",
+    "test_rule5_working_set.py",
     "test_supervisor.py",
     "test_cli_operate.py",
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from tests.layout_pdfs import LOREM
+from tests.layout_pdfs import LOREM, pdf_of, stream
 
 FOOT = "Journal of River Studies 12 (2026) 004"
 # The article's pages: the one whose body runs down to the running foot.
@@ -150,10 +150,6 @@ def _glyphs(line: str) -> list[str]:
     return drawn
 
 
-def _stream(data: bytes, extra: str = "") -> bytes:
-    return b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(data), extra.encode(), data)
-
-
 def rtl_ligatures(folder: Path) -> Path:
     """A page of Arabic in a Type 3 font of plain boxes whose ToUnicode map gives each glyph
     its text: pdfium reads the lines in logical order, but a lam-alef ligature's two letters
@@ -183,28 +179,16 @@ def rtl_ligatures(folder: Path) -> Path:
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
         b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-        _stream(content),
+        stream(content),
         f"<< /Type /Font /Subtype /Type3 /FontBBox [0 0 500 700] /FontMatrix [0.001 0 0 0.001 "
         f"0 0] /CharProcs << {charprocs} >> /Encoding << /Type /Encoding /Differences [1 "
         f"{names}] >> /FirstChar 1 /LastChar {len(codes)} /Widths [{' '.join(map(str, widths))}]"
         " /ToUnicode 6 0 R /Resources << >> >>".encode(),
-        _stream(cmap),
-        *(_stream(proc.encode()) for proc in procs),
+        stream(cmap),
+        *(stream(proc.encode()) for proc in procs),
     ]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
     path = folder / "rtl_ligatures.pdf"
-    path.write_bytes(bytes(out))
+    path.write_bytes(pdf_of(objects))
     return path
 
 

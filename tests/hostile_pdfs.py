@@ -5,18 +5,7 @@ from __future__ import annotations
 import random
 import zlib
 
-
-def _pdf(objects: list[bytes]) -> bytes:
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\n".encode()
-    return out + f"startxref\n{xref}\n%%EOF\n".encode()
+from tests.layout_pdfs import pdf_of
 
 
 def page_tree_loop(good_pages: int) -> bytes:
@@ -27,7 +16,7 @@ def page_tree_loop(good_pages: int) -> bytes:
     pages = [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 3 0 R >>"]
     kids = " ".join(f"{4 + i} 0 R" for i in range(good_pages)) + " 2 0 R"
     tree = f"<< /Type /Pages /Kids [{kids}] /Count {good_pages + 1} >>".encode()
-    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>", tree, stream, *pages * good_pages])
+    return pdf_of([b"<< /Type /Catalog /Pages 2 0 R >>", tree, stream, *pages * good_pages])
 
 
 def outline_bomb(bookmarks: int, title_bytes: int) -> bytes:
@@ -42,7 +31,7 @@ def outline_bomb(bookmarks: int, title_bytes: int) -> bytes:
         + b" >>"
         for number in range(first, last + 1)
     ]
-    return _pdf(
+    return pdf_of(
         [
             b"<< /Type /Catalog /Pages 2 0 R /Outlines 5 0 R >>",
             b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -77,7 +66,7 @@ def shared_image_pages(pages: int, image_bytes: int, seed: int = 1) -> bytes:
     tree = f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()
     font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
     catalog = b"<< /Type /Catalog /Pages 2 0 R >>"
-    return _pdf([catalog, tree, stream, image, font, *[page] * pages])
+    return pdf_of([catalog, tree, stream, image, font, *[page] * pages])
 
 
 def dense_text_page(chars: int) -> bytes:
@@ -90,7 +79,7 @@ def dense_text_page(chars: int) -> bytes:
     ]
     content = zlib.compress(b"\n".join(rows))
     stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content
-    return _pdf(
+    return pdf_of(
         [
             b"<< /Type /Catalog /Pages 2 0 R >>",
             b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",

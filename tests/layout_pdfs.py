@@ -537,6 +537,75 @@ def images_by_channels(folder: Path) -> Path:
     return path
 
 
+def stream(data: bytes, extra: str = "") -> bytes:
+    """A PDF stream object's body: its dictionary (``extra``'s entries and the length) and
+    ``data``."""
+    return b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(data), extra.encode(), data)
+
+
+def pdf_of(objects: list[bytes]) -> bytes:
+    """A PDF of ``objects`` (numbered from 1, the catalog first) with its cross-reference
+    table, for what fpdf2 cannot write."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def image_masks(folder: Path) -> Path:
+    """A page of three image masks (one-bit stencils painted in the fill colour, as scanned
+    forms and screenshots are stored), written by hand: fpdf2 writes none. Each is a triangle,
+    so a flip shows: red with the default /Decode, blue with an inverted one, green placed
+    upside down (a negative vertical scale)."""
+    width, height = 64, 48
+    rows = [
+        sum(1 << (width - 1 - x) for x in range(width) if x < y * width // height).to_bytes(
+            width // 8, "big"
+        )
+        for y in range(height)
+    ]
+    data = b"".join(rows)
+    masks = [
+        ("[0 1]", b"1 0 0 rg 128 0 0 96 72 560 cm"),
+        ("[1 0]", b"0 0 1 rg 128 0 0 96 72 400 cm"),
+        ("[0 1]", b"0 0.5 0 rg 128 0 0 -96 72 336 cm"),
+    ]
+    text = b"BT /F1 11 Tf 72 740 Td (Each form below was scanned and stored as a stencil.) Tj ET"
+    content = b"\n".join([text, *(b"q %s /Im%d Do Q" % (cm, k) for k, (_, cm) in enumerate(masks))])
+    xobjects = b" ".join(b"/Im%d %d 0 R" % (k, 5 + k) for k in range(len(masks)))
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 "
+        + font
+        + b" >> /XObject << "
+        + xobjects
+        + b" >> >> /Contents 4 0 R >>",
+        stream(content),
+        *(
+            stream(
+                data,
+                f" /Type /XObject /Subtype /Image /Width {width} /Height {height} /ImageMask true"
+                f" /BitsPerComponent 1 /Decode {decode}",
+            )
+            for decode, _ in masks
+        ),
+    ]
+    path = folder / "image-masks.pdf"
+    path.write_bytes(pdf_of(objects))
+    return path
+
+
 def _bar_chart(pdf: FPDF, x: float, y: float) -> None:
     """A bar chart drawn with paths: axes, ticks, five bars, a line through them, its labels
     set in small type along the axes and a legend."""

@@ -13,6 +13,7 @@ from pagefleet.costs import PageCosts, lanes, measure_pages, plan_policy
 from pagefleet.planning import plan_by_cost
 from pagefleet.settings import Settings
 from runner.converters.text_layer import extract_pages
+from tests import facts_pdfs_ocr
 
 # T: a page of text, S: an image-only scan.
 LAYOUT = "TTTTTTSTTTTTTSST"
@@ -65,6 +66,21 @@ def test_scans_are_told_apart_as_the_converter_tells_them(mixed: Path) -> None:
     assert costs.ocr_pages == scans
     assert [s == settings.cost_ocr_page_s for s in costs.seconds] == [k == "S" for k in LAYOUT]
     assert [p["number"] for p in extract_pages(mixed, 1) if p["ocr"]] == scans
+
+
+@pytest.mark.parametrize("layer", ["bad", "good"])
+def test_a_hidden_ocr_layer_is_priced_as_the_converter_reads_it(tmp_path: Path, layer: str) -> None:
+    """A scan under an invisible OCR layer of junk is OCR'd by the converter, so the splitter
+    prices it as OCR (else its chunk holds many such pages and outlasts the rest); a good
+    layer is kept, and priced as text."""
+    lines = facts_pdfs_ocr.BAD_LAYER if layer == "bad" else facts_pdfs_ocr.SCAN_LINES
+    image = facts_pdfs_ocr._image(tmp_path, facts_pdfs_ocr.SCAN_LINES, 0.3, "scan.png")
+    pdf = facts_pdfs_ocr._scan(tmp_path, image, "layer.pdf", lines)
+    settings = Settings(workers=2)
+    costs = _costs(pdf, settings)
+    ocr = [p["number"] for p in extract_pages(pdf, 1, ocr_threads=1) if p["ocr"]]
+    assert costs.ocr_pages == ocr == ([1] if layer == "bad" else [])
+    assert (costs.seconds == [settings.cost_ocr_page_s]) is (layer == "bad")
 
 
 def test_a_mixed_document_is_cut_by_cost(mixed: Path) -> None:

@@ -13,6 +13,7 @@ from bench.quality.facts import FACTS_DIR, FactsError, FactsScore, load_facts, p
 from runner.converters.text_layer import convert_document
 from tests import (
     facts_pdfs,
+    facts_pdfs_facts31,
     facts_pdfs_furniture,
     facts_pdfs_ocr,
     facts_pdfs_order,
@@ -188,6 +189,10 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_order31.author_row,
     # A mind map: each branch read whole, depth first, not level by level.
     facts_pdfs_order31.mind_map,
+    # TeX's accents set as glyphs of their own over their letters: "Franc¸ois" reads François.
+    facts_pdfs_facts31.tex_accents,
+    # A data dictionary's entry titles, a bold name then capitals, the description right under.
+    facts_pdfs_facts31.data_dictionary,
 ]
 
 

@@ -10,6 +10,7 @@ import unicodedata
 from pathlib import Path
 from typing import cast
 
+import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 import pytest
@@ -83,6 +84,33 @@ def test_an_image_is_written_in_the_fewest_channels_that_hold_its_pixels(tmp_pat
             assert image.mode == mode
             assert image.convert("RGBA").tobytes() == expected.tobytes()
     document.close()
+
+
+def test_an_image_mask_is_written_as_a_one_bit_png_of_the_pixels_pdfium_paints(
+    tmp_path: Path,
+) -> None:
+    """A stencil is written from its own one-bit pixels, not from pdfium's colour-and-alpha
+    rendering of it, and shows the same: its /Decode, fill colour and flip applied."""
+    pdf = layout_pdfs.image_masks(tmp_path)
+    _converted(pdf, tmp_path / "assets")
+    document = pdfium.PdfDocument(pdf)
+    rendered = [
+        np.asarray(obj.get_bitmap(render=True).to_pil().convert("RGBA"))
+        for obj in document[0].get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE])
+    ]
+    document.close()
+    assert len(rendered) == 3
+    for k, expected in enumerate(rendered, 1):
+        with Image.open(tmp_path / "assets" / f"page-00001-image-{k}.png") as image:
+            assert image.mode == "P" and len(image.getpalette() or []) == 6
+            written = np.asarray(image.convert("RGBA"))
+        # At one image pixel a device pixel pdfium paints whole pixels: alpha 0 or 255.
+        assert set(np.unique(expected[..., 3])) == {0, 255}
+        assert (written[..., 3] == expected[..., 3]).all()
+        painted = expected[..., 3] == 255
+        assert (written[painted][:, :3] == expected[painted][:, :3]).all()
+    colours = [tuple(e[e[..., 3] == 255][0, :3]) for e in rendered]
+    assert colours == [(255, 0, 0), (0, 0, 255), (0, 128, 0)]
 
 
 def test_a_drawing_is_rendered_its_labels_with_it_and_its_caption_stays_text(

@@ -5,7 +5,7 @@ hand-made chunk pages, and :mod:`pagefleet.marker_headings` against scikit-learn
 scikit-learn is installed. The second needs marker-pdf and torch, so it skips in the default
 environment and runs in the runner image's (``make marker-chunking``, docker/runner.mk, whose
 output is committed under bench/results/): the real marker 2.0.0 pipeline, its model servers
-the stubs of tests/marker_stubs.py (the same page image and prompt give the same answer), on a
+the stubs of tests/stub_models.py (the same page image and prompt give the same answer), on a
 generated document whole, and the same document cut by the splitter's code into chunks of 1, 3
 and 16 pages, converted by runner/converters/marker.py and assembled by pagefleet/assembly.py
 (both runs: bench/quality/marker_runs.py, which ``scripts/quality --converter marker`` runs on
@@ -180,7 +180,7 @@ def generated_document(path: Path) -> Path:
     from fpdf import FPDF
     from PIL import Image
 
-    from tests import marker_stubs
+    from bench import stub_models
 
     picture = path.with_name("picture.png")
     Image.new("RGB", (400, 300), (200, 40, 40)).save(picture)
@@ -196,7 +196,7 @@ def generated_document(path: Path) -> Path:
     for number in range(1, PAGES + 1):
         pdf.add_page()
         pdf.set_y(30)
-        pdf.set_text_color(*marker_stubs.HEADING_INK)
+        pdf.set_text_color(*stub_models.HEADING_INK)
         pdf.set_font("helvetica", style="B", size=sizes[number % len(sizes)])
         # Titles differ in words, not only in number: marker drops a page's first block when
         # its text less numbers recurs (IgnoreTextProcessor), and a chunk cannot know that.
@@ -215,8 +215,8 @@ def generated_document(path: Path) -> Path:
             continue
         if number == 6:  # a table that runs onto page 7
             pdf.set_y(190)
-            pdf.set_text_color(*marker_stubs.TABLE_INK)
-            pdf.set_draw_color(*marker_stubs.TABLE_INK)
+            pdf.set_text_color(*stub_models.TABLE_INK)
+            pdf.set_draw_color(*stub_models.TABLE_INK)
             with pdf.table(line_height=8) as table:
                 for row in range(24):
                     cells = table.row()
@@ -226,7 +226,7 @@ def generated_document(path: Path) -> Path:
             continue
         if number in (5, 9, 12):
             pdf.set_y(262)
-            pdf.set_text_color(*marker_stubs.FOOTNOTE_INK)
+            pdf.set_text_color(*stub_models.FOOTNOTE_INK)
             pdf.set_font("helvetica", size=8)
             pdf.cell(text=f"{number} A footnote on page {number}.")
             pdf.set_text_color(0, 0, 0)

@@ -15,7 +15,7 @@ The model servers are the ones production has:
   downloaded weights, with ``HF_HUB_OFFLINE=1`` (tests/surya_models.py): the layout model finds
   no boxes, the OCR-error model calls every text good.
 - the OCR VLM, which the ECS task's vLLM sidecar serves at a URL, is a stub speaking vLLM's
-  OpenAI API (``tests/marker_stubs.py``) whose "model" reads the layout off the page image and
+  OpenAI API (``tests/stub_models.py``) whose "model" reads the layout off the page image and
   answers OCR with a fixed sentence, and which can be made to fail as a sick server does.
 
 It needs marker-pdf and torch (several GB), so it skips in the default environment and runs in
@@ -47,6 +47,7 @@ pytest.importorskip(
 import psutil
 from pydantic import TypeAdapter
 
+from bench import stub_models
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import PageContent
 from pagefleet.settings import Settings, load_settings
@@ -61,7 +62,7 @@ from runner.worker_plan import (
     ocr_server_capacity,
     plan_workers,
 )
-from tests import marker_stubs, surya_models
+from tests import surya_models
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 SCANS = 3
@@ -81,7 +82,7 @@ class Machine:
     """One runner machine's worth of model servers: the VLM stub (the sidecar) and the HOME
     under which surya keeps the sentinels, locks and logs of the servers it spawns."""
 
-    vlm: marker_stubs.StubServer
+    vlm: stub_models.StubServer
     home: Path
 
     def reset(self) -> None:
@@ -141,7 +142,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
         # output and HTML inputs, neither used here); offline it cannot download its own.
         font = tmp_path_factory.mktemp("font") / "font.ttf"
         font.write_bytes(b"")
-    machine = Machine(marker_stubs.vlm_server().start(), tmp_path_factory.mktemp("home"))
+    machine = Machine(stub_models.vlm_server().start(), tmp_path_factory.mktemp("home"))
     # Conversion processes are spawned, and spawn surya's servers, so both inherit this
     # environment: the image's, with nothing that could reach a model hub.
     env = {
@@ -338,12 +339,12 @@ async def test_fast_mode_cuts_pages_and_flags_ocr_through_the_spawned_servers(
     assert text.ocr is False and picture.ocr is False
     assert (text.markdown or "").startswith("**Chapter one**")  # a bold line of a Text block
     assert "The first page of this chunk has only text." in (text.markdown or "")
-    assert marker_stubs.OCR_TEXT not in (text.markdown or "") + (picture.markdown or "")
+    assert stub_models.OCR_TEXT not in (text.markdown or "") + (picture.markdown or "")
     # Each scan was OCRed as a whole page through the VLM (its twelve blocks come back as
     # twelve paragraphs), the three requests in flight at once: fewer than `parallel`.
     for scan in scans:
         assert scan.ocr is True
-        assert (scan.markdown or "").count(marker_stubs.OCR_TEXT) == 12
+        assert (scan.markdown or "").count(stub_models.OCR_TEXT) == 12
     assert len(machine.vlm.requests) == SCANS
     assert machine.vlm.max_in_flight == SCANS
     # Served by the layout and OCR-error servers surya spawned, one of each on the machine.
@@ -368,7 +369,7 @@ async def test_balanced_mode_asks_the_vlm_for_layout_and_ocr_and_renames_assets(
     # PAGEFLEET_MARKER_INFERENCE_PARALLEL reached surya's client: never more than 2 at once.
     assert machine.vlm.max_in_flight == 2
     assert prompt_names(machine.vlm.requests).count("layout") == 5  # one per page
-    assert pages[2].ocr is True and marker_stubs.OCR_TEXT in (pages[2].markdown or "")
+    assert pages[2].ocr is True and stub_models.OCR_TEXT in (pages[2].markdown or "")
     assert "Chapter one" in (pages[0].markdown or "")
     # The picture: saved under a document-wide name, linked from its own page only.
     written = sorted(p.name for p in (tmp_path / "assets").iterdir())
@@ -387,7 +388,7 @@ async def test_text_layer_only_needs_no_ocr_server(
     pages = await convert(settings, chunk_pdf, 7, tmp_path / "assets")
     assert [page.number for page in pages] == [7, 8, 9, 10, 11]
     assert [page.ocr for page in pages] == [False] * 5
-    assert marker_stubs.OCR_TEXT not in "".join(page.markdown or "" for page in pages)
+    assert stub_models.OCR_TEXT not in "".join(page.markdown or "" for page in pages)
     assert machine.vlm.requests == []
 
 
@@ -489,7 +490,7 @@ async def test_a_vlm_that_errs_or_answers_garbage_fails_the_chunk_naming_its_pag
         f: f != "malformed_layout" for f in VLM_ERRORS
     }
     assert [(page.number, page.ocr) for page in pages] == [(7, True)]
-    assert marker_stubs.OCR_TEXT in (pages[0].markdown or "")
+    assert stub_models.OCR_TEXT in (pages[0].markdown or "")
 
 
 class _OneGpu:

@@ -4,7 +4,7 @@ names its destination or gives the page (pagefleet/pdf.py keeps both in a chunk 
 
 Needs marker-pdf and torch, so it skips in the default environment; run in the runner image's
 (``PYTHONPATH=$PWD /work/venv-marker/bin/python -m pytest --noconftest -p no:cacheprovider
-tests/test_marker_links.py``), the model servers the stubs of tests/marker_stubs.py. On
+tests/test_marker_links.py``), the model servers the stubs of bench/stub_models.py. On
 2026-12-05, load average 31: passes in 104 s; with main's pagefleet/pdf.py it fails (the links
 of pages 1 and 3 and their anchors missing from the chunked Markdown).
 """

@@ -13,12 +13,17 @@ from bench.quality.facts import FACTS_DIR, FactsScore, load_facts
 from pagefleet.layout import render_document
 from runner.converters.ocr import _decode_page, _Dictionary
 from runner.converters.text_layer import convert_document, extract_pages
-from tests import facts_pdfs_ocr
+from tests import facts_pdfs_facts31, facts_pdfs_ocr
 
 
 @pytest.mark.parametrize(
     "generate",
-    [facts_pdfs_ocr.bad_ocr_layer, facts_pdfs_ocr.tight_latin_scan],
+    [
+        facts_pdfs_ocr.bad_ocr_layer,
+        facts_pdfs_ocr.tight_latin_scan,
+        # Columns a narrow gutter apart between lines across the page (generated_facts31.tsv).
+        facts_pdfs_facts31.columns_flyer_scan,
+    ],
     ids=lambda g: g.__name__,
 )
 def test_scans_hold_their_facts(tmp_path: Path, generate: Callable[[Path], Path]) -> None:

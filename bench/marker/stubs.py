@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bench.stub_models import attached, marker_stubs
+from bench import stub_models
+from bench.stub_models import attached
 
 # About 400 characters: a page of a scan falls into roughly eight such blocks.
 OCR_PARAGRAPH = (
@@ -29,7 +30,7 @@ CHAT = ("POST", "/v1/chat/completions")
 
 @dataclass
 class Servers:
-    vlm: Any  # tests.marker_stubs.StubServer, each
+    vlm: Any  # tests.stub_models.StubServer, each
     layout: Any
     ocr_error: Any
 
@@ -47,13 +48,13 @@ class Servers:
 
 def page_sized_vlm() -> Any:
     """The contract test's VLM stub, its one-sentence OCR answers widened to paragraphs."""
-    server = marker_stubs.vlm_server()
+    server = stub_models.vlm_server()
     answer = server._routes[CHAT]  # the stub's own handler, wrapped rather than copied
 
     def completions(body: dict[str, Any]) -> dict[str, Any]:
         reply = answer(body)
         choice = reply["choices"][0]
-        content = choice["message"]["content"].replace(marker_stubs.OCR_TEXT, OCR_PARAGRAPH)
+        content = choice["message"]["content"].replace(stub_models.OCR_TEXT, OCR_PARAGRAPH)
         choice["message"]["content"] = content
         tokens = max(1, len(content) // 4)
         if choice["logprobs"] is not None:

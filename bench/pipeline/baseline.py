@@ -21,11 +21,16 @@ from bench.pipeline.memory import peak_rss_mb
 
 
 def plain_converter(name: str) -> Callable[[Path], str]:
-    """Whole document in, Markdown out, as a user of the library would call it."""
+    """Whole document in, Markdown out, as a user of the library would call it, with the
+    pictures its Markdown links written (as the pipeline writes them: the same output)."""
     if name == "text-layer":
         from runner.converters.text_layer import convert_document
 
-        return convert_document
+        def convert_text_layer(path: Path) -> str:
+            with tempfile.TemporaryDirectory(prefix="pagefleet-bench-") as assets:
+                return convert_document(path, assets_dir=Path(assets))
+
+        return convert_text_layer
     from pagefleet.settings import load_settings
     from runner.converters import load_converter
 

@@ -2,9 +2,10 @@
 
 ``python -m bench.pipeline.plain FILE --ocr-threads T`` converts FILE as the library's user would
 (:func:`runner.converters.text_layer.extract_pages` and the renderer, in one fresh process)
-with OCR on at most T threads, and prints one JSON line: the file, its wall and CPU seconds.
-:func:`bench.pipeline.standalone.xargs_round` runs it under ``xargs -P W``, each with the same OCR
-thread share (cores // W) as the pipeline's W workers.
+with OCR on at most T threads, writing the pictures its Markdown links as the pipeline does
+(into a temporary folder: the same output, the same work), and prints one JSON line: the
+file, its wall and CPU seconds. :func:`bench.pipeline.standalone.xargs_round` runs it under
+``xargs -P W``, each with the same OCR thread share (cores // W) as the pipeline's W workers.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,8 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     from pagefleet.layout.outline import read_outline
     from runner.converters.text_layer import extract_pages
 
-    pages = extract_pages(args.file, 1, ocr="auto", ocr_threads=args.ocr_threads)
-    render_document(pages, outline=read_outline(args.file))
+    with tempfile.TemporaryDirectory(prefix="pagefleet-plain-") as assets:
+        pages = extract_pages(
+            args.file, 1, ocr="auto", ocr_threads=args.ocr_threads, assets_dir=Path(assets)
+        )
+        render_document(pages, outline=read_outline(args.file))
     line = {
         "file": str(args.file),
         "seconds": time.perf_counter() - started,

@@ -2,7 +2,7 @@
 chunks as the fleet converts it. Shared by ``scripts/quality --converter marker``
 (:mod:`bench.quality.marker_chunks`) and the chunking property (tests/test_marker_chunking.py).
 
-marker's model servers are the deterministic stubs of tests/marker_stubs.py (the same page image
+marker's model servers are the deterministic stubs of bench/stub_models.py (the same page image
 and prompt give the same answer, whichever chunk the page is in), attached by URL: the
 differences left are the converter's and assembly's, not a model's. Needs marker-pdf and torch
 (the runner image's environment).
@@ -18,14 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.stub_models import attached, marker_stubs
+from bench import stub_models
+from bench.stub_models import attached
 
 
 @contextlib.contextmanager
 def stub_servers() -> Iterator[str]:
     """The stubs of bench.stub_models attached; yields the VLM's URL (marker's setting, not
     surya's environment)."""
-    with attached(marker_stubs.vlm_server()) as (vlm, _, _):
+    with attached(stub_models.vlm_server()) as (vlm, _, _):
         yield str(vlm.url)
 
 

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 
 from pagefleet.layout.schema import Line
-from pagefleet.layout.segment import BULLETS, line_size
+from pagefleet.layout.segment import BULLETS, labelled, line_size
 
 _HEADING_WORD = re.compile(r"[^\W\d_]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
@@ -37,7 +37,8 @@ def heading_shape(lines: list[Line], texts: list[str]) -> HeadingShape | None:
         return None  # a bullet point set large (slides) is a list item, not a heading
     size = bucket(max(line_size(line) for line in lines))
     spans = [s for line in lines for s in line["spans"] if s["t"].strip()]
-    bold = all(s.get("b") for s in spans)
+    # An entry's title that opens with a bold label is a bold heading (see labelled).
+    bold = all(s.get("b") for s in spans) or (len(lines) == 1 and labelled(lines[0]))
     words = len(text.split())
     run_in = (
         bold

@@ -64,6 +64,20 @@ def _is_bold(line: Line) -> bool:
     return bool(spans) and all(s.get("b") for s in spans)
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def labelled(line: Line) -> bool:
+    """Whether a line is a bold label, then words in the body's weight, every letter a capital:
+    an entry's title in a data dictionary or a glossary ("**PS** – PERIOD OF SERVICE RECODE"),
+    which the lines under it describe. (Scripts without case have no such titles.)"""
+    spans = _worded(line["spans"])
+    if len(spans) < 2 or not spans[0].get("b"):
+        return False
+    rest = "".join(s["t"] for s in spans if not s.get("b"))
+    return bool(_WORD.search(rest)) and all(c.isupper() for c in line_text(line) if c.isalpha())
+
+
 def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
     """Top to bottom; boxes sharing a row (vertical overlap) left to right."""
     order = sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
@@ -106,7 +120,11 @@ def _regions(
     if gutter is None:
         bands = _bands(boxes, idx)
         if len(bands) == 1:
-            out.append(_rows(boxes, idx))
+            parts = _columns_between(boxes, idx)
+            if parts is None:
+                out.append(_rows(boxes, idx))
+            for part in parts or ():
+                _regions(boxes, part, out, joins, labels)
             return
         boxed = _boxes_under(boxes, bands)
         if boxed:
@@ -277,6 +295,59 @@ _NODE_LINES = 6
 _MAX_NODES = 24
 # A branch's middle is this share of its height from its node's at most (xmind's: 0.31).
 _OFF_CENTRE = 0.35
+
+
+_COLUMN_LINES = 6
+
+
+def _columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | None:
+    """The lines above a stretch of columns, the columns' lines and those below, where lines
+    across the page run on into and out of the columns with no gap to make the columns a band
+    of their own (a scanned flyer: its introduction, two columns, a list under them), too many
+    crossing lines for :func:`_gutter`; None where no stretch of lines narrower than the page's
+    text shows a gutter."""
+    if len(idx) < 8:
+        return None
+    order = sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
+    lo = min(boxes[i][0] for i in idx)
+    hi = max(boxes[i][2] for i in idx)
+    narrow = [boxes[i][2] - boxes[i][0] < 0.6 * (hi - lo) for i in order]
+    best, start = (0, 0), 0
+    for k, (was, now) in enumerate(pairwise([False, *narrow, False])):
+        if now and not was:
+            start = k
+        elif was and not now and k - start > best[1] - best[0]:
+            best = (start, k)
+    a, b = best
+    # Two lines a side at least, and fewer lines than the whole (whose gutter was looked for).
+    gutter = _gutter(boxes, order[a:b]) if 4 <= b - a < len(order) else None
+    if gutter is None:
+        return None
+    # The columns stand between the first line of the lower-starting side and the last of the
+    # higher-ending one: a short line above or below them (a heading under the columns) is not
+    # of a column.
+    mid = (gutter[0] + gutter[1]) / 2
+    sides = (
+        [i for i in order[a:b] if boxes[i][2] <= mid],
+        [i for i in order[a:b] if boxes[i][0] >= mid],
+    )
+    # Columns of running text: lines enough a side, most of them a good share of the page's
+    # width (not a formula and its number, nor a table's labels and figures).
+    if any(
+        len(side) < _COLUMN_LINES
+        or median(boxes[i][2] - boxes[i][0] for i in side) < 0.35 * (hi - lo)
+        for side in sides
+    ):
+        return None
+    top = max(min(boxes[i][1] for i in side) for side in sides)
+    bottom = min(max(boxes[i][3] for i in side) for side in sides)
+    while a < b and boxes[order[a]][3] <= top:
+        a += 1
+    while b > a and boxes[order[b - 1]][1] >= bottom:
+        b -= 1
+    if b - a < 4 or _gutter(boxes, order[a:b]) is None:
+        return None
+    return [part for part in (order[:a], order[a:b], order[b:]) if part]
 
 
 def _boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
@@ -1164,6 +1235,9 @@ def _breaks(
     prev_text = line_text(prev).rstrip()
     short = prev["bbox"][2] < right - 0.15 * (right - left)
     if short and prev_text.endswith((".", ":", "!", "?")) and (right - left) > 20 * size:
+        return True
+    # An entry's title stands by itself over the entry's text (see labelled).
+    if short and len(blocks[-1]["lines"]) == 1 and labelled(prev) and not labelled(line):
         return True
     # A line set centred by itself, then text from the left edge: a title in the body's type
     # ("II. OBSERVATIONS"), not the first line of the paragraph under it.

@@ -49,6 +49,11 @@ _CJK_PAGE_SHARE = 0.1
 _GAP_SPACE = 0.1
 _WIDE_GAP_SPACE = 0.02
 _WIDE_GAP_STEPS = 3
+# How far (in line heights) above and below a line's edge the lines are looked at that cross
+# it or leave it clear (see _gutter).
+_GUTTER_ROWS = 4
+# Ink and paper differ by this much at least (of 255) where a box's ink edges are looked for.
+_INK_CONTRAST = 64
 # A word whose letters are capitals but one or more lowercase "l" (read for "1" or "I":
 # "AA-l" for "AA-1"), of at least this many capitals.
 _CAPITALS = 2
@@ -219,6 +224,59 @@ def _capitals(
             text[i] = d.characters[max(d.lookalikes, key=lambda c: row[c])]
 
 
+def _inked(
+    image: np.ndarray, bbox: list[float], boxes: list[list[float]], scale: float
+) -> list[float]:
+    """``bbox`` (points) with its left and right edges moved in to the ink inside it.
+
+    The detector pads its boxes (``DBPostProcess.unclip`` in ``ch_ppocr_det/utils.py``, 1.4.4,
+    grows each by area * 1.6 / perimeter, ``unclip_ratio`` in ``config.yaml``), the more so for
+    small type read on the reduced copy (see :func:`_read`): two columns' lines a narrow gutter
+    apart come out with boxes a third of the gutter closer. The ink of the box's rows, darker
+    than halfway from the darkest to the lightest pixel, gives the line's own edges, but for
+    the ink of the next piece of its row (another of ``boxes`` reaching into it from one side);
+    a box with no such contrast keeps its own.
+    """
+    x0, y0, x1, y1 = bbox
+    lo, hi = x0, x1
+    for bx0, by0, bx1, by1 in boxes:
+        if min(y1, by1) - max(y0, by0) < 0.5 * min(y1 - y0, by1 - by0) or bx0 >= x1 or bx1 <= x0:
+            continue
+        if x0 < bx0 and x1 < bx1:  # a piece reaching in from the right
+            hi = min(hi, bx0)
+        elif bx0 < x0 and bx1 < x1:  # from the left
+            lo = max(lo, bx1)
+    left, right = max(int(lo * scale), 0), min(int(np.ceil(hi * scale)), image.shape[1])
+    top, bottom = max(int(y0 * scale), 0), min(int(np.ceil(y1 * scale)), image.shape[0])
+    if right - left < 2 or bottom <= top:
+        return bbox
+    crop = image[top:bottom, left:right].min(axis=2)
+    dark, light = int(crop.min()), int(crop.max())
+    if light - dark < _INK_CONTRAST:
+        return bbox
+    inked = np.flatnonzero((crop < (dark + light) / 2).any(axis=0))
+    ink = (float(left + inked[0]) / scale, float(left + inked[-1] + 1) / scale)
+    return [round(max(x0, ink[0]), 1), y0, round(min(x1, ink[1]), 1), y1]
+
+
+def _gutter(inked: list[list[float]], box: list[float], x: float, side: int) -> bool:
+    """Whether a gutter runs at ``x``, beside ``box`` on ``side`` (1: right, -1: left): most
+    lines (their ink) within ``_GUTTER_ROWS`` line heights above and below leave ``x`` clear,
+    and lines of another column stand across it, their edges within two line heights of it.
+    There a box's edge is its ink's; elsewhere the detector's padding stays, as the layout
+    joins a row's pieces by it (the detector cuts a justified line at a wide word space)."""
+    height, centre = box[3] - box[1], (box[1] + box[3]) / 2
+    near = [
+        other
+        for other in inked
+        if abs((other[1] + other[3]) / 2 - centre) <= _GUTTER_ROWS * height
+        and other[1:4:2] != box[1:4:2]
+    ]
+    across = sum(0 < (other[0] - x if side > 0 else x - other[2]) <= 2 * height for other in near)
+    crossing = sum(other[0] < x < other[2] for other in near)
+    return across >= 2 and 2 * crossing <= len(near)
+
+
 def render_scale(width: float, height: float) -> float:
     """Points to pixels for a page of ``width`` x ``height`` points, bitmap size capped."""
     longest = max(width, height, 1.0)
@@ -237,11 +295,24 @@ def ocr_lines(page: pdfium.PdfPage, width: float, height: float, threads: int = 
     finally:
         bitmap.close()
     try:
-        found = _read(_engine(threads), image)
+        lines = _lines(_read(_engine(threads), image), scale)
+        padded = [line["bbox"] for line in lines]
+        inked = [_inked(image, box, padded, scale) for box in padded]
+        for line, box, ink in zip(lines, padded, inked, strict=True):
+            line["bbox"] = [
+                ink[0] if _gutter(inked, box, (box[0] + ink[0]) / 2, -1) else box[0],
+                box[1],
+                ink[2] if _gutter(inked, box, (box[2] + ink[2]) / 2, 1) else box[2],
+                box[3],
+            ]
+        return lines
     finally:
         del image
         _trim()
-    lines: list[Line] = []
+
+
+def _lines(found: list[tuple[np.ndarray, str]], scale: float) -> list[Line]:
+    """The detected lines in points, sized, their boxes the detector's."""
     boxes = []
     for corners, text in found:
         text = " ".join(str(text).split())
@@ -256,6 +327,7 @@ def ocr_lines(page: pdfium.PdfPage, width: float, height: float, threads: int = 
     # Detector boxes vary in height from line to line of one font; sizes near the page's
     # usual one are snapped to it so they read as body text, not as headings.
     usual = float(np.median([box[3] - box[1] for box, _ in boxes]))
+    lines: list[Line] = []
     for box, text in boxes:
         height = box[3] - box[1]
         if abs(height - usual) <= _SAME_SIZE * usual:

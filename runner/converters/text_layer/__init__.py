@@ -74,10 +74,15 @@ def extract_pages(
 
 
 def convert_document(
-    pdf_path: str | os.PathLike[str], *, ocr: OcrMode = "auto", ocr_threads: int = 0
+    pdf_path: str | os.PathLike[str],
+    *,
+    ocr: OcrMode = "auto",
+    ocr_threads: int = 0,
+    assets_dir: Path | None = None,
 ) -> str:
-    """The plain one-process conversion of a whole document to Markdown."""
-    pages = extract_pages(pdf_path, 1, ocr=ocr, ocr_threads=ocr_threads)
+    """The plain one-process conversion of a whole document to Markdown; the pictures it
+    links are written into ``assets_dir`` (with None, only linked)."""
+    pages = extract_pages(pdf_path, 1, ocr=ocr, ocr_threads=ocr_threads, assets_dir=assets_dir)
     return render_document(pages, outline=read_outline(pdf_path))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import unicodedata
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,30 @@ _SEQUENCE_SEEN = 64
 # glyph that a font's ToUnicode map may write alef first, in the order the two are drawn.
 _ALEFS = np.array([0x627, 0x622, 0x623, 0x625], dtype=np.uint32)
 _LAM = 0x644
+# Spacing accents and the combining marks they stand for: TeX's fonts draw an accent as a glyph
+# of its own over (or under) its letter, and their ToUnicode maps give it as a spacing character
+# ("Franc¸ois", "Mouni´e"). Where Unicode has a compatibility decomposition (space + mark) it is
+# that mark; grave, circumflex, tilde and caron have none.
+_ACCENT_MARKS = {
+    0x60: 0x300,
+    0x5E: 0x302,
+    0x7E: 0x303,
+    0xA8: 0x308,
+    0xAF: 0x304,
+    0xB4: 0x301,
+    0xB8: 0x327,
+    0x2C6: 0x302,
+    0x2C7: 0x30C,
+    0x2D8: 0x306,
+    0x2D9: 0x307,
+    0x2DA: 0x30A,
+    0x2DB: 0x328,
+    0x2DC: 0x303,
+    0x2DD: 0x30B,
+}
+_ACCENT_CODES = np.array(list(_ACCENT_MARKS), dtype=np.uint32)
+# TeX sets an accented i or j on the dotless letter (\'{\i}); composed, it is the dotted one's.
+_DOTTED = {"\u0131": "i", "\u0237": "j"}
 
 
 def page_size(bbox: list[float] | tuple[float, ...]) -> tuple[int, int]:
@@ -311,7 +336,8 @@ def readable(chars: PageChars) -> PageChars:
 
 
 def logical(chars: PageChars) -> PageChars:
-    """Right-to-left text as it is read.
+    """Text as it is read: accents set as characters of their own composed with their letters
+    (:func:`_composed`), and right-to-left text in reading order.
 
     A lam-alef ligature the text layer gives alef first (two characters of one glyph, the same
     box: a ToUnicode map in drawing order) is lam first, as Unicode decomposes the ligature
@@ -320,6 +346,7 @@ def logical(chars: PageChars) -> PageChars:
     prefix before a Latin word, "وPython", does, and stays), but a right-to-left line set
     with no space after a Latin word ("Pythonمن") reads as two words.
     """
+    chars = _composed(chars)
     codes = chars.codes
     if len(codes) < 2 or not ((codes >= 0x590) & (codes <= 0x6FF)).any():
         return chars
@@ -346,6 +373,51 @@ def logical(chars: PageChars) -> PageChars:
         np.insert(chars.font_ids, joined, chars.font_ids[joined - 1]),
         chars.fonts,
         np.insert(chars.char_indices, joined, chars.char_indices[joined - 1]),
+    )
+
+
+def _composed(chars: PageChars) -> PageChars:
+    """A spacing accent drawn on a letter next to it (its centre within the letter's width)
+    composed with that letter into one character (NFC), as the reader sees it: "François".
+
+    An accent set beside a letter ("x^2", a grave used as a quote) is not on the letter, and
+    stays; so does one that Unicode has no single character for with its letter.
+    """
+    codes = chars.codes
+    found = np.flatnonzero(np.isin(codes, _ACCENT_CODES))
+    if not len(found):
+        return chars
+    boxes, rotations = chars.boxes, chars.rotations
+    codes = codes.copy()
+    keep = np.ones(len(codes), dtype=bool)
+    for i in found.tolist():
+        x0, y0, x1, y1 = boxes[i]
+        centre = (x0 + x1) / 2
+        on = [
+            j
+            for j in (i - 1, i + 1)
+            if 0 <= j < len(codes)
+            and keep[j]
+            and rotations[j] == rotations[i]
+            and boxes[j, 0] <= centre <= boxes[j, 2]
+            and boxes[j, 1] < y1
+            and y0 < boxes[j, 3]
+            and unicodedata.category(chr(codes[j]))[0] == "L"
+        ]
+        if not on:
+            continue
+        j = min(on, key=lambda k: abs((boxes[k, 0] + boxes[k, 2]) / 2 - centre))
+        letter = chr(codes[j])
+        mark = chr(_ACCENT_MARKS[int(codes[i])])
+        composed = unicodedata.normalize("NFC", _DOTTED.get(letter, letter) + mark)
+        if len(composed) == 1:
+            codes[j] = ord(composed)
+            keep[i] = False
+    if keep.all():
+        return chars
+    return _kept(
+        PageChars("", codes, rotations, boxes, chars.font_ids, chars.fonts, chars.char_indices),
+        keep,
     )
 
 

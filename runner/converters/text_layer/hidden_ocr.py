@@ -1,85 +1,20 @@
-"""A scan's hidden OCR layer that reads worse than our own OCR would: the page is OCR'd instead.
-
-A scan that went through an OCR program keeps the page image and lays the recognised text
-over it, drawn invisible (render mode 3). Where that program did well, its text is as good as
-ours and costs nothing; where it did badly (an old digitised book, a handwriting recogniser),
-its words are no words, and its fonts and sizes, which it guessed, make headings of noise.
-The test is cheap and looks at the page alone (rule 5): an image covering most of the page,
-text all drawn invisible, and words most of which no script writes.
-"""
+"""A scan's hidden OCR layer that reads worse than our own OCR would: the page is OCR'd
+instead (the rule is :mod:`pagefleet.hidden_layer`'s, which the splitter prices by too)."""
 
 from __future__ import annotations
 
-import re
-
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 
+from pagefleet.hidden_layer import PAGE_IMAGE, all_invisible, mostly_not_words
 from pagefleet.layout.schema import Line
 from runner.converters.text_layer.objects import PageObjects
-
-# An image this share of the page's area is the page itself: a scan.
-_PAGE_IMAGE = 0.5
-# Below this share of plausible words the layer is worse than our OCR. The hidden layers of
-# the corpora are good: pypdf's Vicksburg scan (prose) scores 0.997-1.0 a page, grobid's ZFN
-# article 0.70 and 0.82, its formulas read as junk (as ours would read them too).
-_PLAUSIBLE = 0.6
-# Fewer words than this say too little either way.
-_MIN_WORDS = 20
-# Stripped from a word's ends: quotes, brackets, stops, and a hyphen at a line's end.
-_EDGE_PUNCTUATION = "\"'([{<«‹“‘„)]}>»›”’.,;:!?*†‡-"
-# Dashes join words without spaces ("sounded—every").
-_DASHES = re.compile(r"[—–]")
-# A word of one script's letters, with an apostrophe or a hyphen between letters; a number.
-_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
-_NUMBER = re.compile(r"[-+±$€£]?\d[\d.,/:%-]*(?:st|nd|rd|th|ST|ND|RD|TH)?")
-_CASES = re.compile(r"[^\W\d_][^\W\d_A-Z]*|[^\W\d_a-z]+")
-_VOWELS = frozenset("aeiouyàáâãäåæèéêëìíîïòóôõöøœùúûüýÿ")
-# Latin words this long without a vowel are not words (a vowelless run is how recognisers
-# misread ornaments, rules and smudges: "Hrtmn", "lllll").
-_VOWELLESS_AT = 4
 
 
 def bad_hidden_layer(page: pdfium.PdfPage, objects: PageObjects, lines: list[Line]) -> bool:
     """Whether the page is a scan whose invisible text layer is mostly not words."""
     width, height = page.get_size()
     area = max(width * height, 1.0)
-    if not any((x1 - x0) * (y1 - y0) >= _PAGE_IMAGE * area for x0, y0, x1, y1, _ in objects.images):
+    if not any((x1 - x0) * (y1 - y0) >= PAGE_IMAGE * area for x0, y0, x1, y1, _ in objects.images):
         return False
-    text = _DASHES.sub(" ", " ".join(span["t"] for line in lines for span in line["spans"]))
-    counted = plausible = 0
-    for word in text.split():
-        core = word.strip(_EDGE_PUNCTUATION)
-        if not any(c.isalnum() for c in core):
-            continue  # a sign of a formula, a bullet: neither word nor junk
-        counted += 1
-        plausible += _plausible(core)
-    if counted < _MIN_WORDS or plausible >= _PLAUSIBLE * counted:
-        return False
-    return _all_invisible(page)
-
-
-def _plausible(core: str) -> bool:
-    if _NUMBER.fullmatch(core):
-        return True
-    if not _WORD.fullmatch(core):
-        return False  # letters mixed with digits or symbols: "T1ie", "^(O", "f0x"
-    if not all(_CASES.fullmatch(part) for part in re.split(r"['’\-]", core)):
-        return False  # "tHe", "qUick": no script capitalises inside a word
-    lower = core.lower()
-    return len(lower) < _VOWELLESS_AT or not lower.isascii() or bool(_VOWELS & set(lower))
-
-
-def _all_invisible(page: pdfium.PdfPage) -> bool:
-    """Whether the page draws text and all of it in render mode 3 (form objects aside: an
-    OCR program writes its layer on the page itself)."""
-    raw = page.raw
-    seen = False
-    for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
-        obj = pdfium_c.FPDFPage_GetObject(raw, i)
-        if pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_TEXT:
-            continue
-        if pdfium_c.FPDFTextObj_GetTextRenderMode(obj) != pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
-            return False
-        seen = True
-    return seen
+    text = " ".join(span["t"] for line in lines for span in line["spans"])
+    return mostly_not_words(text) and all_invisible(page.raw)
