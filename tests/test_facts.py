@@ -17,6 +17,7 @@ from tests import (
     facts_pdfs_furniture,
     facts_pdfs_ocr,
     facts_pdfs_order,
+    facts_pdfs_order31,
     facts_pdfs_ruled,
     facts_pdfs_unruled,
     layout_pdfs,
@@ -182,6 +183,12 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_unruled.total_row_apart,
     # Numbers with a magnitude suffix ("459B", "78.7M") in columns set close.
     facts_pdfs_unruled.suffixed_numbers_table,
+    # A ruled table filling the left column: read before the prose of the right column.
+    facts_pdfs_order31.column_table,
+    # Three authors side by side over two columns, the middle one across the gutter.
+    facts_pdfs_order31.author_row,
+    # A mind map: each branch read whole, depth first, not level by level.
+    facts_pdfs_order31.mind_map,
     # TeX's accents set as glyphs of their own over their letters: "Franc¸ois" reads François.
     facts_pdfs_facts31.tex_accents,
     # A data dictionary's entry titles, a bold name then capitals, the description right under.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import pairwise
 from statistics import median
 
@@ -134,6 +135,15 @@ def _regions(
             _regions(boxes, band, out, joins, labels)
         return
     g0, g1, prose = gutter
+    if _read_lead_bands(boxes, idx, g0, g1, out, joins, labels):
+        return
+    if not prose:
+        tree = _tree_rows(boxes, idx, g0, g1)
+        if tree:
+            for row in tree:
+                for part in row:
+                    _regions(boxes, part, out, joins, labels)
+            return
     mid = (g0 + g1) / 2
     # Between columns of prose set close, every line is level with one across the gap.
     pieces = {} if prose else _pieces_across(boxes, idx, g0, g1)
@@ -170,6 +180,121 @@ def _regions(
                 out[-1].append(spanning[k])
             else:
                 out.append([spanning[k]])
+
+
+def _read_lead_bands(
+    boxes: list[Bbox],
+    idx: list[int],
+    g0: float,
+    g1: float,
+    out: list[list[int]],
+    joins: set[tuple[int, int]],
+    labels: set[int],
+) -> bool:
+    """Read the bands atop ``idx`` that a line crosses the gutter (g0, g1) in, each on its own,
+    then the rest; False where there are none. A paper's authors set side by side, each
+    centred over a column of their own, cross the page's gutter: searched for columns with
+    the page's text, their rows were cut at each author that crosses it and read across
+    (names, then departments); on their own, their own gutters part them, author by author.
+    """
+    bands = _bands(boxes, idx)
+    lead = 0
+    while lead < len(bands) - 1 and any(boxes[i][0] < g0 and boxes[i][2] > g1 for i in bands[lead]):
+        lead += 1
+    if not lead:
+        return False
+    for band in bands[:lead]:
+        _regions(boxes, band, out, joins, labels)
+    _regions(boxes, [i for band in bands[lead:] for i in band], out, joins, labels)
+    return True
+
+
+def _tree_rows(
+    boxes: list[Bbox], idx: list[int], g0: float, g1: float
+) -> list[tuple[list[int], list[int]]]:
+    """A mind map's nodes, each with its branch: where the leftmost gutter's left side is
+    short blocks standing far apart (its lines cover under ``_SPARSE`` of its height), or one
+    block the right side reaches far above and below (the root), the right side's bands are
+    cut into one group a block, each holding its block's middle, centred on it as nearly as
+    can be (see :func:`_centred_groups`). Read node by node, each before its branch, the
+    tree reads depth first, as pdfium has it; read column by column, every level of the tree
+    came before the next (mineru's introduction.pdf: 52.7% of its words in order, 95.0%
+    now). Empty otherwise.
+    """
+    left = [i for i in idx if boxes[i][2] <= g1]
+    deeper = _gutter(boxes, left) if len(left) >= 4 else None
+    if deeper is not None and not deeper[2]:
+        # The leftmost gutter is the nodes' (the gutter chosen is the widest).
+        return _tree_rows(boxes, idx, deeper[0], deeper[1])
+    right = [i for i in idx if boxes[i][0] >= g0]
+    if not left or not right or len(left) + len(right) < len(idx):
+        return []
+    nodes = _bands(boxes, left)
+    top = min(boxes[i][1] for i in left)
+    height = max(boxes[i][3] for i in left) - top
+    if len(nodes) > 1 and sum(boxes[i][3] - boxes[i][1] for i in left) >= _SPARSE * height:
+        return []
+    if len(nodes) > _MAX_NODES or any(len(node) > _NODE_LINES for node in nodes):
+        return []
+    middles = [(min(boxes[i][1] for i in n) + max(boxes[i][3] for i in n)) / 2 for n in nodes]
+    bands = _bands(boxes, right)
+    tops = [min(boxes[i][1] for i in band) for band in bands]
+    bottoms = [max(boxes[i][3] for i in band) for band in bands]
+    groups = _centred_groups(tops, bottoms, middles)
+    # Each branch centred on its node: captions in a column whose figures are pictures (not
+    # lines) stand far apart too, but beside text that is not centred on them.
+    if groups is None or any(
+        abs((tops[a] + bottoms[b - 1]) / 2 - middle) > _OFF_CENTRE * (bottoms[b - 1] - tops[a])
+        for (a, b), middle in zip(groups, middles, strict=True)
+    ):
+        return []
+    if len(nodes) == 1 and (tops[0] > top - height or bottoms[-1] < top + 2 * height):
+        return []  # a root's branches reach above and below it, farther than it is tall
+    return [
+        (node, [i for band in bands[a:b] for i in band])
+        for node, (a, b) in zip(nodes, groups, strict=True)
+    ]
+
+
+def _centred_groups(
+    tops: list[float], bottoms: list[float], middles: list[float]
+) -> list[tuple[int, int]] | None:
+    """The bands (``tops``, ``bottoms``, in order) cut into one run a middle (in order), each
+    run holding its middle within its height, the runs' centres as near their middles as can
+    be (least total distance); None where no cut holds every middle in its run."""
+    n, m = len(middles), len(tops)
+    inf = float("inf")
+    # best[k][e]: least distance for the first k middles over the first e bands.
+    best = [[inf] * (m + 1) for _ in range(n + 1)]
+    back = [[0] * (m + 1) for _ in range(n + 1)]
+    best[0][0] = 0.0
+    for k, middle in enumerate(middles):
+        for a in range(m):
+            if best[k][a] == inf or tops[a] > middle:
+                continue
+            for b in range(a + 1, m + 1):
+                if bottoms[b - 1] < middle:
+                    continue
+                cost = best[k][a] + abs((tops[a] + bottoms[b - 1]) / 2 - middle)
+                if cost < best[k + 1][b]:
+                    best[k + 1][b], back[k + 1][b] = cost, a
+    if best[n][m] == inf:
+        return None
+    runs: list[tuple[int, int]] = []
+    b = m
+    for k in range(n, 0, -1):
+        runs.append((back[k][b], b))
+        b = back[k][b]
+    return runs[::-1]
+
+
+# A mind map's nodes: lines covering under this share of their column's height, blocks of so
+# many lines at most, so many blocks a column at most (the cut is quadratic in the bands).
+_SPARSE = 0.25
+_NODE_LINES = 6
+_MAX_NODES = 24
+# A branch's middle is this share of its height from its node's at most (xmind's: 0.31).
+_OFF_CENTRE = 0.35
 
 
 _COLUMN_LINES = 6
@@ -424,7 +549,7 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | No
             break
         left = [i for i in idx if boxes[i][2] <= g1 and boxes[i][0] < g0]
         right = [i for i in idx if boxes[i][0] >= g0 and boxes[i][2] > g1]
-        if len(left) < 2 or len(right) < 2:
+        if not _column(boxes, left, unit) or not _column(boxes, right, unit):
             continue
         top = max(min(boxes[i][1] for i in left), min(boxes[i][1] for i in right))
         bottom = min(max(boxes[i][3] for i in left), max(boxes[i][3] for i in right))
@@ -435,6 +560,12 @@ def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | No
         if _prose(boxes, left, right, unit):
             return g0, g1, True
     return None
+
+
+def _column(boxes: list[Bbox], side: list[int], unit: float) -> bool:
+    """Whether one side of a gap can be a column: two lines at least, or one box two lines
+    tall (a table or a figure standing in for its lines: a ruled table filling a column)."""
+    return len(side) >= 2 or (len(side) == 1 and boxes[side[0]][3] - boxes[side[0]][1] >= 2 * unit)
 
 
 # A column of running text: most of its lines this many line heights long at least, some 45
@@ -604,16 +735,18 @@ def _is_upright(box: Bbox, line: Line) -> bool:
     ) >= _UPRIGHT_CHARS
 
 
-def page_blocks(lines: list[Line]) -> list[Block]:
+def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     """A page's blocks in reading order: paragraphs, code listings, the labels of a plot as one
-    figure block, and tables without rules.
+    figure block, tables without rules, and ``tables`` (ruled, found apart, their text out of
+    ``lines``) where their boxes stand in the reading order: a table filling a column reads
+    with that column, before the column beside it.
 
     Lines set upright beside a page of lines set flat (a preprint server's stamp along the
     margin), larger than the flat text, are figure text too: their size would rank them as
     headings. Others stay text: a printer's slug, read as a note; a form's section label set
     upright in bold at the text's size ("Tax and Credits"), a run-in heading as before.
     """
-    blocks = _page_blocks(merge_rows(lines))
+    blocks = _page_blocks(merge_rows(lines), tables)
     upright = [line for line in lines if _is_upright(line["bbox"], line)]
     if not upright or 2 * len(upright) >= len(lines):
         return blocks
@@ -626,7 +759,7 @@ def page_blocks(lines: list[Line]) -> list[Block]:
     return blocks
 
 
-def _page_blocks(lines: list[Line]) -> list[Block]:
+def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
     # Each listing, figure and table takes part in the reading order as one box (a stand-in
     # line).
     cut = [bool(line.get("cut")) for line in lines]
@@ -634,7 +767,7 @@ def _page_blocks(lines: list[Line]) -> list[Block]:
         lines = [_uncut(line) for line in lines]
     stand_ins: dict[int, Block] = {}
     taken: set[int] = set()
-    rest_lines: list[Line] = []
+    rest_lines = [_stand_in(stand_ins, table["bbox"], table) for table in tables]
     listings = find_listings(lines)
     code = {i for listing in listings for i in listing}
     free = [i for i in range(len(lines)) if i not in code]

@@ -79,7 +79,7 @@ def extract_page(
             "ocr": use_ocr,
             "width": float(width),
             "height": float(height),
-            "blocks": place_blocks(page_blocks(lines), [*tables, *(p.block() for p in pictures)]),
+            "blocks": place_blocks(page_blocks(lines, tables), [p.block() for p in pictures]),
         }
     finally:
         if textpage is not None:
