@@ -250,20 +250,34 @@ def deduplicate(chars: PageChars) -> PageChars:
     )
     word_starts = np.flatnonzero(starts)
     word_ends = np.append(word_starts[1:], n)
-    x0 = np.round(np.minimum.reduceat(boxes[:, 0], word_starts)).tolist()
-    y0 = np.round(np.minimum.reduceat(boxes[:, 1], word_starts)).tolist()
-    x1 = np.round(np.maximum.reduceat(boxes[:, 2], word_starts)).tolist()
-    y1 = np.round(np.maximum.reduceat(boxes[:, 3], word_starts)).tolist()
-    angles = rotations[word_starts].tolist()
-    fonts = font_ids[word_starts].tolist()
+    places = np.column_stack(
+        [
+            np.round(np.minimum.reduceat(boxes[:, 0], word_starts)),
+            np.round(np.minimum.reduceat(boxes[:, 1], word_starts)),
+            np.round(np.maximum.reduceat(boxes[:, 2], word_starts)),
+            np.round(np.maximum.reduceat(boxes[:, 3], word_starts)),
+            rotations[word_starts],
+            font_ids[word_starts],
+        ]
+    )
+    places += 0.0  # -0.0 is 0.0, as it is to the set below: one bit pattern for np.unique
+    # Only a word whose place, angle and font another word shares can be dropped; on most
+    # pages none does, and the words' texts need not be compared.
+    _, first, count = np.unique(places, axis=0, return_index=True, return_counts=True)
+    shared = np.ones(len(word_starts), dtype=bool)
+    shared[first[count == 1]] = False
+    if not shared.any():
+        return chars
+    x0, y0, x1, y1, angles, fonts = places.T.tolist()
     text = chars.text
-    seen: set[tuple[float, float, float, float, str, float, int]] = set()
-    keep = np.zeros(len(word_starts), dtype=bool)
-    for w, (a, b) in enumerate(zip(word_starts.tolist(), word_ends.tolist(), strict=True)):
-        key = (x0[w], y0[w], x1[w], y1[w], text[a:b], angles[w], fonts[w])
-        if key not in seen:
+    seen: set[tuple[float, float, float, float, str, float, float]] = set()
+    keep = np.ones(len(word_starts), dtype=bool)
+    for w in np.flatnonzero(shared).tolist():
+        key = (x0[w], y0[w], x1[w], y1[w], text[word_starts[w] : word_ends[w]], angles[w], fonts[w])
+        if key in seen:
+            keep[w] = False
+        else:
             seen.add(key)
-            keep[w] = True
     if keep.all():
         return chars
     return _kept(chars, np.repeat(keep, word_ends - word_starts))

@@ -89,12 +89,13 @@ def text_lines(
     mono = _Monospaced(chars)
     lines: list[Line] = []
     cuts = _wide_gaps(chars)
+    styles: dict[int, tuple[bool, bool]] = {}
     for raw in raw_lines:
         spans = raw["spans"]
-        if cuts:
+        if cuts and _any_cut(spans, cuts):
             spans = [piece for span in spans for piece in _cut_span(span, chars, cuts)]
         for pieces, cut in _pieces(spans):
-            line = _line(pieces, tp, matrix, mono)
+            line = _line(pieces, tp, matrix, mono, styles)
             if line is not None:
                 if len(pieces) == len(raw["spans"]) == len(spans):
                     line["bbox"] = _round_box(raw["bbox"].bbox)
@@ -175,6 +176,15 @@ def _serial(j: int, spaced: np.ndarray, text: str, ink: np.ndarray) -> bool:
     while k > 0 and not spaced[k]:
         k -= 1
     return bool(_SERIAL.fullmatch("".join(text[i] for i in ink[k : j + 1].tolist())))
+
+
+def _any_cut(spans: list[dict[str, Any]], cuts: list[int]) -> bool:
+    """Whether :func:`_cut_span` may cut one of ``spans``: most lines hold no cut, and asking
+    once per line costs less than once per span."""
+    first = min(span["char_start_idx"] for span in spans)
+    last = max(span["char_end_idx"] for span in spans)
+    at = bisect_left(cuts, first + 1)
+    return at < len(cuts) and cuts[at] <= last
 
 
 def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[dict[str, Any]]:
@@ -260,7 +270,13 @@ def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], boo
     return out
 
 
-def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospaced) -> Line | None:
+def _line(
+    raw_spans: list[dict[str, Any]],
+    tp: int,
+    matrix: Any,
+    mono: _Monospaced,
+    styles: dict[int, tuple[bool, bool]],
+) -> Line | None:
     out_spans: list[Span] = []
     soft_hyphen = False
     boxes = []
@@ -269,7 +285,10 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospac
         monospaced = raw_span["font"] in mono
         if monospaced:
             text = mono.spaced(text, raw_span["char_start_idx"])
-        text = postprocess_text(text)
+        if not (text.isascii() and text.isprintable()):
+            # (Printable ASCII is what postprocess_text leaves as it is: it changes only
+            # line breaks, tabs, control codes and characters beyond ASCII.)
+            text = postprocess_text(text)
         if HYPHEN in text:
             soft_hyphen = text.rstrip().endswith(HYPHEN)
             text = text.replace(HYPHEN, "-")
@@ -278,7 +297,7 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospac
             continue
         if text.strip():
             boxes.append(raw_span["bbox"].bbox)
-        span = _span(text, raw_span, tp, matrix, monospaced)
+        span = _span(text, raw_span, tp, matrix, monospaced, styles)
         _append(out_spans, span)
     while out_spans and not out_spans[-1]["t"].strip():
         out_spans.pop()
@@ -300,9 +319,17 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospac
     return line
 
 
-def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any, monospaced: bool) -> Span:
+def _span(
+    text: str,
+    raw: dict[str, Any],
+    tp: int,
+    matrix: Any,
+    monospaced: bool,
+    styles: dict[int, tuple[bool, bool]],
+) -> Span:
     """``raw`` of text page ``tp`` (an address) as a layout span, set in a ``monospaced`` font
-    or not; ``matrix`` is scratch."""
+    or not; ``matrix`` is scratch, ``styles`` the page's fonts' weight and slant by font dict
+    (see :func:`_style`)."""
     font = raw["font"]
     start, end = raw["char_start_idx"], raw["char_end_idx"]
     size = font["size"] * _scale(tp, start, matrix)
@@ -315,13 +342,15 @@ def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any, monospaced: bool
         del sizes[0.0]
         size = max(sizes, key=lambda k: (sizes[k], k))
     span: Span = {"t": text, "s": round(size, 1)}
-    name = font["name"].lower()
-    flags = font["flags"] or 0
     if not text.strip():
         return span
-    if font["weight"] >= 600 or flags & _FORCE_BOLD or any(n in name for n in _BOLD_NAMES):
+    style = styles.get(id(font))
+    if style is None:
+        style = styles[id(font)] = _style(font)
+    bold, italic = style
+    if bold:
         span["b"] = True
-    if flags & _ITALIC or any(n in name for n in _ITALIC_NAMES):
+    if italic:
         span["i"] = True
     if monospaced:
         span["m"] = True
@@ -329,6 +358,15 @@ def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any, monospaced: bool
     if url.startswith(EXTERNAL):
         span["u"] = url
     return span
+
+
+def _style(font: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether ``font`` (a pdftext font dict) is bold, and whether it is italic. A page's spans
+    hold its few font dicts themselves, so this is asked once per font and page."""
+    name = font["name"].lower()
+    flags = font["flags"] or 0
+    bold = font["weight"] >= 600 or flags & _FORCE_BOLD or any(n in name for n in _BOLD_NAMES)
+    return bool(bold), bool(flags & _ITALIC or any(n in name for n in _ITALIC_NAMES))
 
 
 def _is_mono(font: dict[str, Any]) -> bool:
@@ -396,9 +434,8 @@ def _append(spans: list[Span], span: Span) -> None:
         if not span["t"].strip() and "u" not in span:
             last["t"] += span["t"]
             return
-        if {k: v for k, v in last.items() if k != "t"} == {
-            k: v for k, v in span.items() if k != "t"
-        }:
+        # (Alike but for their text: the same keys and values, "t" aside.)
+        if last.keys() == span.keys() and all(last[k] == v for k, v in span.items() if k != "t"):
             last["t"] += span["t"]
             return
     spans.append(span)
