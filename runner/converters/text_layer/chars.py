@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import math
 import unicodedata
-from itertools import pairwise
+from itertools import pairwise, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -150,15 +150,17 @@ def read_chars(
     fonts: list[dict[str, Any]] = []
     font_ids_by_key: dict[tuple[str, int, float, int], int] = {}
     font_ids_by_object: dict[int, int] = {}
+    # (map over the prototypes: no Python frame per call.)
     every = range(n)
-    codes = [GET_UNICODE(tp, i) for i in every]
-    rotations = [GET_ANGLE(tp, i) for i in every]
+    codes = list(map(GET_UNICODE, repeat(tp, n), every))
+    rotations = list(map(GET_ANGLE, repeat(tp, n), every))
     # Loose boxes straight into one array (FS_RECTF: left, top, right, bottom).
     loose = (ctypes.c_float * (4 * n))()
     loose_at = ctypes.addressof(loose)
-    found = [GET_LOOSE_BOX(tp, i, loose_at + 16 * i) for i in every]
+    boxes_at = range(loose_at, loose_at + 16 * n, 16)
+    found = np.fromiter(map(GET_LOOSE_BOX, repeat(tp, n), every, boxes_at), np.intc, n)
     font_ids: list[int] = []
-    objects = np.array([GET_OBJECT(tp, i) or 0 for i in every], dtype=np.uint64)
+    objects = np.fromiter(map(GET_OBJECT, repeat(tp, n), every), np.uint64, n)
     starts = np.flatnonzero(objects[1:] != objects[:-1]) + 1
     for at, end in pairwise([0, *starts.tolist(), n]):
         obj, count = int(objects[at]), end - at
@@ -176,7 +178,7 @@ def read_chars(
     rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
     box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
     angles = np.array(rotations, dtype=np.float64)
-    if not all(ok for ok, angle in zip(found, rotations, strict=True) if angle == 0):
+    if not found[angles == 0].all():
         raise pdfium.PdfiumError("Failed to get charbox.")
     # Characters at an angle: the tight box, as pdftext asks.
     tight = [ctypes.c_double() for _ in range(4)]

@@ -33,7 +33,8 @@ GET_UNICODE = _bare(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _P, ctypes.c_in
 GET_ANGLE = _bare(pdfium_c.FPDFText_GetCharAngle, ctypes.c_float, _P, ctypes.c_int)
 GET_LOOSE_BOX = _bare(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int, _P, ctypes.c_int, _P)
 GET_BOX = _bare(pdfium_c.FPDFText_GetCharBox, ctypes.c_int, _P, ctypes.c_int, _P, _P, _P, _P)
-GET_OBJECT = _bare(pdfium_c.FPDFText_GetTextObject, _P, _P, ctypes.c_int)
+# The object's address as a plain int, 0 for none (a c_void_p result gives None).
+GET_OBJECT = _bare(pdfium_c.FPDFText_GetTextObject, ctypes.c_size_t, _P, ctypes.c_int)
 GET_FONT_INFO = _bare(
     pdfium_c.FPDFText_GetFontInfo, ctypes.c_ulong, _P, ctypes.c_int, _P, ctypes.c_ulong, _P
 )
