@@ -293,10 +293,13 @@ def _line(
         text = text.replace("\n", " ")
         if not text:
             continue
-        if text.strip():
+        if not text.strip():
+            if out_spans:
+                out_spans[-1]["t"] += text  # what _append does with blank text
+                continue
+        else:
             boxes.append(raw_span["bbox"].bbox)
-        span = _span(text, raw_span, sizes, monospaced, styles)
-        _append(out_spans, span)
+        _append(out_spans, _span(text, raw_span, sizes, monospaced, styles))
     while out_spans and not out_spans[-1]["t"].strip():
         out_spans.pop()
     if not out_spans:
