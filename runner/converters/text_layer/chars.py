@@ -262,14 +262,17 @@ def deduplicate(chars: PageChars) -> PageChars:
             font_ids[word_starts],
         ]
     )
-    places += 0.0  # -0.0 is 0.0, as it is to the set below: one bit pattern for np.unique
     # Only a word whose place, angle and font another word shares can be dropped; on most
-    # pages none does, and the words' texts need not be compared.
-    _, first, count = np.unique(places, axis=0, return_index=True, return_counts=True)
-    shared = np.ones(len(word_starts), dtype=bool)
-    shared[first[count == 1]] = False
-    if not shared.any():
+    # pages none does, and the words' texts need not be compared. (Sorted, the words that
+    # share them stand next to one another.)
+    order = np.lexsort(places.T)
+    ordered = places[order]
+    same = (ordered[1:] == ordered[:-1]).all(axis=1)
+    if not same.any():
         return chars
+    shared = np.zeros(len(word_starts), dtype=bool)
+    shared[order[1:][same]] = True
+    shared[order[:-1][same]] = True
     x0, y0, x1, y1, angles, fonts = places.T.tolist()
     text = chars.text
     seen: set[tuple[float, float, float, float, str, float, float]] = set()
