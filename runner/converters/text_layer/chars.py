@@ -153,7 +153,7 @@ def read_chars(
     # (map over the prototypes: no Python frame per call.)
     every = range(n)
     codes = list(map(GET_UNICODE, repeat(tp, n), every))
-    rotations = list(map(GET_ANGLE, repeat(tp, n), every))
+    code_array = np.array(codes, dtype=np.uint32)
     # Loose boxes straight into one array (FS_RECTF: left, top, right, bottom).
     loose = (ctypes.c_float * (4 * n))()
     loose_at = ctypes.addressof(loose)
@@ -177,7 +177,7 @@ def read_chars(
             ]
     rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
     box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
-    angles = np.array(rotations, dtype=np.float64)
+    angles = _angles(tp, code_array, objects)
     if not found[angles == 0].all():
         raise pdfium.PdfiumError("Failed to get charbox.")
     # Characters at an angle: the tight box, as pdftext asks.
@@ -187,7 +187,6 @@ def read_chars(
         if not GET_BOX(tp, i, left_at, right_at, bottom_at, top_at):  # l, r, b, t
             raise pdfium.PdfiumError("Failed to get charbox.")
         box_l[i], box_b[i], box_r[i], box_t[i] = (v.value for v in tight)
-    code_array = np.array(codes, dtype=np.uint32)
     lone = (code_array >= 0xD800) & (code_array <= 0xDFFF)
     if lone.any():  # a lone surrogate (a broken ToUnicode map) cannot be encoded
         code_array[lone] = 0xFFFD
@@ -202,6 +201,27 @@ def read_chars(
         np.arange(n, dtype=np.int64),
     )
     return chars, objects
+
+
+def _angles(tp: int, codes: np.ndarray, objects: np.ndarray) -> np.ndarray:
+    """Each character's angle, as pdfium gives it (from the character's matrix), asked once
+    per text object: pdfium gives each character of a text object the object's matrix but
+    the spaces it generates between them (see ``lines._Sizes``). Spaces, and characters of
+    no object, are asked one by one."""
+    angles = np.empty(len(codes), dtype=np.float64)
+    alone = (codes == ord(" ")) | (objects == 0)
+    each = np.flatnonzero(alone)
+    angles[each] = np.fromiter(map(GET_ANGLE, repeat(tp, len(each)), each.tolist()), float)
+    shared = np.flatnonzero(~alone)
+    if len(shared):
+        owners = objects[shared]
+        first = np.empty(len(shared), dtype=bool)
+        first[0] = True
+        first[1:] = owners[1:] != owners[:-1]
+        firsts = shared[first].tolist()
+        asked = np.fromiter(map(GET_ANGLE, repeat(tp, len(firsts)), firsts), float)
+        angles[shared] = asked[np.cumsum(first) - 1]
+    return angles
 
 
 def _font_id(
