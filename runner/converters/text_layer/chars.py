@@ -162,6 +162,7 @@ def read_chars(
     font_ids: list[int] = []
     objects = np.fromiter(map(GET_OBJECT, repeat(tp, n), every), np.uint64, n)
     starts = np.flatnonzero(objects[1:] != objects[:-1]) + 1
+    objectless: int | None = None
     for at, end in pairwise([0, *starts.tolist(), n]):
         obj, count = int(objects[at]), end - at
         if obj:
@@ -170,11 +171,13 @@ def read_chars(
                 font_id = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
                 font_ids_by_object[obj] = font_id
             font_ids += [font_id] * count
-        else:  # no text object named: asked per character
-            font_ids += [
-                _font_id(tp, i, name_buffer, flags, flags_at, fonts, font_ids_by_key)
-                for i in range(at, at + count)
-            ]
+        else:
+            # No text object (a space or line break pdfium generated): pdfium's font info of
+            # no object, the same for all (no name nor flags, size 1, weight -1: fpdf_text.cpp
+            # FPDFText_GetFontInfo and FPDFText_GetFontWeight, cpdf_textpage.cpp GetFontSize).
+            if objectless is None:
+                objectless = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
+            font_ids += [objectless] * count
     rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
     box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
     angles = _angles(tp, code_array, objects)
