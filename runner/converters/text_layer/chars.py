@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import math
 import unicodedata
-from itertools import pairwise, repeat
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -159,25 +159,26 @@ def read_chars(
     loose_at = ctypes.addressof(loose)
     boxes_at = range(loose_at, loose_at + 16 * n, 16)
     found = np.fromiter(map(GET_LOOSE_BOX, repeat(tp, n), every, boxes_at), np.intc, n)
-    font_ids: list[int] = []
     objects = np.fromiter(map(GET_OBJECT, repeat(tp, n), every), np.uint64, n)
-    starts = np.flatnonzero(objects[1:] != objects[:-1]) + 1
+    # Runs of characters of one text object (or of none), each run's font asked once.
+    firsts = [0, *(np.flatnonzero(objects[1:] != objects[:-1]) + 1).tolist()]
+    run_fonts: list[int] = []
     objectless: int | None = None
-    for at, end in pairwise([0, *starts.tolist(), n]):
-        obj, count = int(objects[at]), end - at
+    for at, obj in zip(firsts, objects[firsts].tolist(), strict=True):
         if obj:
             font_id = font_ids_by_object.get(obj)
             if font_id is None:
                 font_id = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
                 font_ids_by_object[obj] = font_id
-            font_ids += [font_id] * count
         else:
             # No text object (a space or line break pdfium generated): pdfium's font info of
             # no object, the same for all (no name nor flags, size 1, weight -1: fpdf_text.cpp
             # FPDFText_GetFontInfo and FPDFText_GetFontWeight, cpdf_textpage.cpp GetFontSize).
             if objectless is None:
                 objectless = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
-            font_ids += [objectless] * count
+            font_id = objectless
+        run_fonts.append(font_id)
+    font_ids = np.repeat(np.array(run_fonts, dtype=np.int32), np.diff([*firsts, n]))
     rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
     box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
     angles = _angles(tp, code_array, objects)
@@ -199,7 +200,7 @@ def read_chars(
         code_array,
         angles,
         layout_boxes(box_l, box_b, box_r, box_t, bbox, rotation),
-        np.array(font_ids, dtype=np.int32),
+        font_ids,
         fonts,
         np.arange(n, dtype=np.int64),
     )
