@@ -469,7 +469,9 @@ def _append(spans: list[Span], span: Span) -> None:
             last["t"] += span["t"]
             return
         # (Alike but for their text: the same keys and values, "t" aside.)
-        if last.keys() == span.keys() and all(last[k] == v for k, v in span.items() if k != "t"):
+        if last.keys() == span.keys() and all(
+            last.get(k) == v for k, v in span.items() if k != "t"
+        ):
             last["t"] += span["t"]
             return
     spans.append(span)
