@@ -2,8 +2,9 @@
 
 ``python -m bench.quality.dump_outputs OUT PDF...`` writes ``OUT/<name>.json`` (the page dicts)
 and ``OUT/<name>.md`` (the Markdown) per PDF, OCR off (what the text layer gives; OCR pages
-do not go through it). Run it with ``PYTHONPATH`` set to each tree, then ``diff -r`` the two
-folders: a change meant to make the converter faster must leave them byte for byte the same.
+do not go through it). Run it in each tree (its root the working directory: ``-m`` puts that
+first on the path), then ``diff -r`` the two folders: a change meant to make the converter
+faster must leave them byte for byte the same.
 """
 
 from __future__ import annotations

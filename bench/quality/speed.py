@@ -8,7 +8,8 @@ from its pair alike. Documents with a page to OCR are left out, as the report's 
 leaves them out (OCR is not what this times). Prints one row per document and the overall
 ratio (sum of pdftext's seconds over sum of ours, as the report's overall row).
 
-Run it with ``PYTHONPATH`` set to the tree to time, to compare two trees one after the other.
+To compare two trees one after the other, run this file by its path with ``PYTHONPATH`` set
+to the tree to time (``python -m`` would put the working directory's tree first).
 """
 
 from __future__ import annotations
