@@ -673,12 +673,14 @@ _TAB_STOP = 6.0
 def _same_row(a: Line, b: Line) -> bool:
     (_, ay0, ax1, ay1), (bx0, by0, _, by1) = a["bbox"], b["bbox"]
     overlap = min(ay1, by1) - max(ay0, by0)
+    if overlap < 0.6 * min(ay1 - ay0, by1 - by0):
+        return False  # (first: most lines are on rows of their own, and this test is cheap)
     gap = bx0 - ax1
     size = line_size(b)
     # A combining mark (a Thai vowel or tone above its consonant) overlaps the letter it
     # sits on; the text layer may cut the line before or after it.
     least = -size if _marked(line_text(a)[-1:]) or _marked(line_text(b)[:1]) else -1.0
-    if overlap < 0.6 * min(ay1 - ay0, by1 - by0) or gap < least:
+    if gap < least:
         return False
     # A heading's number set at a tab stop before its title, which is bolder or larger.
     return gap <= size or (

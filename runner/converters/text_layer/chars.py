@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import math
 import unicodedata
-from itertools import pairwise
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -150,33 +150,39 @@ def read_chars(
     fonts: list[dict[str, Any]] = []
     font_ids_by_key: dict[tuple[str, int, float, int], int] = {}
     font_ids_by_object: dict[int, int] = {}
+    # (map over the prototypes: no Python frame per call.)
     every = range(n)
-    codes = [GET_UNICODE(tp, i) for i in every]
-    rotations = [GET_ANGLE(tp, i) for i in every]
+    codes = list(map(GET_UNICODE, repeat(tp, n), every))
+    code_array = np.array(codes, dtype=np.uint32)
     # Loose boxes straight into one array (FS_RECTF: left, top, right, bottom).
     loose = (ctypes.c_float * (4 * n))()
     loose_at = ctypes.addressof(loose)
-    found = [GET_LOOSE_BOX(tp, i, loose_at + 16 * i) for i in every]
-    font_ids: list[int] = []
-    objects = np.array([GET_OBJECT(tp, i) or 0 for i in every], dtype=np.uint64)
-    starts = np.flatnonzero(objects[1:] != objects[:-1]) + 1
-    for at, end in pairwise([0, *starts.tolist(), n]):
-        obj, count = int(objects[at]), end - at
+    boxes_at = range(loose_at, loose_at + 16 * n, 16)
+    found = np.fromiter(map(GET_LOOSE_BOX, repeat(tp, n), every, boxes_at), np.intc, n)
+    objects = np.fromiter(map(GET_OBJECT, repeat(tp, n), every), np.uint64, n)
+    # Runs of characters of one text object (or of none), each run's font asked once.
+    firsts = [0, *(np.flatnonzero(objects[1:] != objects[:-1]) + 1).tolist()]
+    run_fonts: list[int] = []
+    objectless: int | None = None
+    for at, obj in zip(firsts, objects[firsts].tolist(), strict=True):
         if obj:
             font_id = font_ids_by_object.get(obj)
             if font_id is None:
                 font_id = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
                 font_ids_by_object[obj] = font_id
-            font_ids += [font_id] * count
-        else:  # no text object named: asked per character
-            font_ids += [
-                _font_id(tp, i, name_buffer, flags, flags_at, fonts, font_ids_by_key)
-                for i in range(at, at + count)
-            ]
+        else:
+            # No text object (a space or line break pdfium generated): pdfium's font info of
+            # no object, the same for all (no name nor flags, size 1, weight -1: fpdf_text.cpp
+            # FPDFText_GetFontInfo and FPDFText_GetFontWeight, cpdf_textpage.cpp GetFontSize).
+            if objectless is None:
+                objectless = _font_id(tp, at, name_buffer, flags, flags_at, fonts, font_ids_by_key)
+            font_id = objectless
+        run_fonts.append(font_id)
+    font_ids = np.repeat(np.array(run_fonts, dtype=np.int32), np.diff([*firsts, n]))
     rect = np.frombuffer(loose, dtype=np.float32).reshape(n, 4).astype(np.float64)
     box_l, box_t, box_r, box_b = rect[:, 0], rect[:, 1], rect[:, 2], rect[:, 3]
-    angles = np.array(rotations, dtype=np.float64)
-    if not all(ok for ok, angle in zip(found, rotations, strict=True) if angle == 0):
+    angles = _angles(tp, code_array, objects)
+    if not found[angles == 0].all():
         raise pdfium.PdfiumError("Failed to get charbox.")
     # Characters at an angle: the tight box, as pdftext asks.
     tight = [ctypes.c_double() for _ in range(4)]
@@ -185,7 +191,6 @@ def read_chars(
         if not GET_BOX(tp, i, left_at, right_at, bottom_at, top_at):  # l, r, b, t
             raise pdfium.PdfiumError("Failed to get charbox.")
         box_l[i], box_b[i], box_r[i], box_t[i] = (v.value for v in tight)
-    code_array = np.array(codes, dtype=np.uint32)
     lone = (code_array >= 0xD800) & (code_array <= 0xDFFF)
     if lone.any():  # a lone surrogate (a broken ToUnicode map) cannot be encoded
         code_array[lone] = 0xFFFD
@@ -195,11 +200,32 @@ def read_chars(
         code_array,
         angles,
         layout_boxes(box_l, box_b, box_r, box_t, bbox, rotation),
-        np.array(font_ids, dtype=np.int32),
+        font_ids,
         fonts,
         np.arange(n, dtype=np.int64),
     )
     return chars, objects
+
+
+def _angles(tp: int, codes: np.ndarray, objects: np.ndarray) -> np.ndarray:
+    """Each character's angle, as pdfium gives it (from the character's matrix), asked once
+    per text object: pdfium gives each character of a text object the object's matrix but
+    the spaces it generates between them (see ``lines._Sizes``). Spaces, and characters of
+    no object, are asked one by one."""
+    angles = np.empty(len(codes), dtype=np.float64)
+    alone = (codes == ord(" ")) | (objects == 0)
+    each = np.flatnonzero(alone)
+    angles[each] = np.fromiter(map(GET_ANGLE, repeat(tp, len(each)), each.tolist()), float)
+    shared = np.flatnonzero(~alone)
+    if len(shared):
+        owners = objects[shared]
+        first = np.empty(len(shared), dtype=bool)
+        first[0] = True
+        first[1:] = owners[1:] != owners[:-1]
+        firsts = shared[first].tolist()
+        asked = np.fromiter(map(GET_ANGLE, repeat(tp, len(firsts)), firsts), float)
+        angles[shared] = asked[np.cumsum(first) - 1]
+    return angles
 
 
 def _font_id(
@@ -250,20 +276,37 @@ def deduplicate(chars: PageChars) -> PageChars:
     )
     word_starts = np.flatnonzero(starts)
     word_ends = np.append(word_starts[1:], n)
-    x0 = np.round(np.minimum.reduceat(boxes[:, 0], word_starts)).tolist()
-    y0 = np.round(np.minimum.reduceat(boxes[:, 1], word_starts)).tolist()
-    x1 = np.round(np.maximum.reduceat(boxes[:, 2], word_starts)).tolist()
-    y1 = np.round(np.maximum.reduceat(boxes[:, 3], word_starts)).tolist()
-    angles = rotations[word_starts].tolist()
-    fonts = font_ids[word_starts].tolist()
+    places = np.column_stack(
+        [
+            np.round(np.minimum.reduceat(boxes[:, 0], word_starts)),
+            np.round(np.minimum.reduceat(boxes[:, 1], word_starts)),
+            np.round(np.maximum.reduceat(boxes[:, 2], word_starts)),
+            np.round(np.maximum.reduceat(boxes[:, 3], word_starts)),
+            rotations[word_starts],
+            font_ids[word_starts],
+        ]
+    )
+    # Only a word whose place, angle and font another word shares can be dropped; on most
+    # pages none does, and the words' texts need not be compared. (Sorted, the words that
+    # share them stand next to one another.)
+    order = np.lexsort(places.T)
+    ordered = places[order]
+    same = (ordered[1:] == ordered[:-1]).all(axis=1)
+    if not same.any():
+        return chars
+    shared = np.zeros(len(word_starts), dtype=bool)
+    shared[order[1:][same]] = True
+    shared[order[:-1][same]] = True
+    x0, y0, x1, y1, angles, fonts = places.T.tolist()
     text = chars.text
-    seen: set[tuple[float, float, float, float, str, float, int]] = set()
-    keep = np.zeros(len(word_starts), dtype=bool)
-    for w, (a, b) in enumerate(zip(word_starts.tolist(), word_ends.tolist(), strict=True)):
-        key = (x0[w], y0[w], x1[w], y1[w], text[a:b], angles[w], fonts[w])
-        if key not in seen:
+    seen: set[tuple[float, float, float, float, str, float, float]] = set()
+    keep = np.ones(len(word_starts), dtype=bool)
+    for w in np.flatnonzero(shared).tolist():
+        key = (x0[w], y0[w], x1[w], y1[w], text[word_starts[w] : word_ends[w]], angles[w], fonts[w])
+        if key in seen:
+            keep[w] = False
+        else:
             seen.add(key)
-            keep[w] = True
     if keep.all():
         return chars
     return _kept(chars, np.repeat(keep, word_ends - word_starts))

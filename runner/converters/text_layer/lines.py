@@ -78,23 +78,23 @@ def text_lines(
 ) -> tuple[list[Line], PageChars]:
     """The page's text lines, and the visible characters they were made of."""
     chars, text_objects = read_chars(textpage, bbox, rotation)
+    sizes = _Sizes(address(textpage.raw), chars.codes, text_objects)
     chars = logical(readable(deduplicate(visible(chars, page, textpage, objects, text_objects))))
     spans = get_spans(chars, superscript_height_threshold=0.7, need_chars=False)
     raw_lines = get_lines(spans)
     assign_scripts(raw_lines, height_threshold=0.7)
     if pdfium_c.FPDFPage_GetAnnotCount(page.raw) > 0:
         merge_links(raw_lines, chars, pdf, page, index, bbox, rotation)
-    tp = address(textpage.raw)
-    matrix = pdfium_c.FS_MATRIX()
     mono = _Monospaced(chars)
     lines: list[Line] = []
     cuts = _wide_gaps(chars)
+    styles: dict[int, tuple[bool, bool]] = {}
     for raw in raw_lines:
         spans = raw["spans"]
-        if cuts:
+        if cuts and _any_cut(spans, cuts):
             spans = [piece for span in spans for piece in _cut_span(span, chars, cuts)]
         for pieces, cut in _pieces(spans):
-            line = _line(pieces, tp, matrix, mono)
+            line = _line(pieces, sizes, mono, styles)
             if line is not None:
                 if len(pieces) == len(raw["spans"]) == len(spans):
                     line["bbox"] = _round_box(raw["bbox"].bbox)
@@ -175,6 +175,15 @@ def _serial(j: int, spaced: np.ndarray, text: str, ink: np.ndarray) -> bool:
     while k > 0 and not spaced[k]:
         k -= 1
     return bool(_SERIAL.fullmatch("".join(text[i] for i in ink[k : j + 1].tolist())))
+
+
+def _any_cut(spans: list[dict[str, Any]], cuts: list[int]) -> bool:
+    """Whether :func:`_cut_span` may cut one of ``spans``: most lines hold no cut, and asking
+    once per line costs less than once per span."""
+    first = min(span["char_start_idx"] for span in spans)
+    last = max(span["char_end_idx"] for span in spans)
+    at = bisect_left(cuts, first + 1)
+    return at < len(cuts) and cuts[at] <= last
 
 
 def _cut_span(span: dict[str, Any], chars: PageChars, cuts: list[int]) -> list[dict[str, Any]]:
@@ -260,7 +269,12 @@ def _pieces(spans: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], boo
     return out
 
 
-def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospaced) -> Line | None:
+def _line(
+    raw_spans: list[dict[str, Any]],
+    sizes: _Sizes,
+    mono: _Monospaced,
+    styles: dict[int, tuple[bool, bool]],
+) -> Line | None:
     out_spans: list[Span] = []
     soft_hyphen = False
     boxes = []
@@ -269,17 +283,23 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospac
         monospaced = raw_span["font"] in mono
         if monospaced:
             text = mono.spaced(text, raw_span["char_start_idx"])
-        text = postprocess_text(text)
+        if not (text.isascii() and text.isprintable()):
+            # (Printable ASCII is what postprocess_text leaves as it is: it changes only
+            # line breaks, tabs, control codes and characters beyond ASCII.)
+            text = postprocess_text(text)
         if HYPHEN in text:
             soft_hyphen = text.rstrip().endswith(HYPHEN)
             text = text.replace(HYPHEN, "-")
         text = text.replace("\n", " ")
         if not text:
             continue
-        if text.strip():
+        if not text.strip():
+            if out_spans:
+                out_spans[-1]["t"] += text  # what _append does with blank text
+                continue
+        else:
             boxes.append(raw_span["bbox"].bbox)
-        span = _span(text, raw_span, tp, matrix, monospaced)
-        _append(out_spans, span)
+        _append(out_spans, _span(text, raw_span, sizes, monospaced, styles))
     while out_spans and not out_spans[-1]["t"].strip():
         out_spans.pop()
     if not out_spans:
@@ -300,28 +320,37 @@ def _line(raw_spans: list[dict[str, Any]], tp: int, matrix: Any, mono: _Monospac
     return line
 
 
-def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any, monospaced: bool) -> Span:
-    """``raw`` of text page ``tp`` (an address) as a layout span, set in a ``monospaced`` font
-    or not; ``matrix`` is scratch."""
+def _span(
+    text: str,
+    raw: dict[str, Any],
+    sizes: _Sizes,
+    monospaced: bool,
+    styles: dict[int, tuple[bool, bool]],
+) -> Span:
+    """``raw`` as a layout span, set in a ``monospaced`` font or not, its size read through
+    ``sizes``; ``styles``: the page's fonts' weight and slant by font dict (see
+    :func:`_style`)."""
     font = raw["font"]
     start, end = raw["char_start_idx"], raw["char_end_idx"]
-    size = font["size"] * _scale(tp, start, matrix)
-    last = _char_size(tp, end, matrix) if end > start else 0.0
+    size = font["size"] * sizes.scale(start)
+    last = sizes.size(end) if end > start else 0.0
     if last > 1.05 * size:
         # A superscript that opens the span (a footnote's number) in the span's font: the
         # size of most of its characters, not of its first. (Only a first character smaller
         # than the last: small capitals after a full-size one keep the first one's size.)
-        sizes = Counter(round(_char_size(tp, i, matrix), 1) for i in range(start, end + 1))
-        del sizes[0.0]
-        size = max(sizes, key=lambda k: (sizes[k], k))
+        counts = Counter(round(sizes.size(i), 1) for i in range(start, end + 1))
+        del counts[0.0]
+        size = max(counts, key=lambda k: (counts[k], k))
     span: Span = {"t": text, "s": round(size, 1)}
-    name = font["name"].lower()
-    flags = font["flags"] or 0
     if not text.strip():
         return span
-    if font["weight"] >= 600 or flags & _FORCE_BOLD or any(n in name for n in _BOLD_NAMES):
+    style = styles.get(id(font))
+    if style is None:
+        style = styles[id(font)] = _style(font)
+    bold, italic = style
+    if bold:
         span["b"] = True
-    if flags & _ITALIC or any(n in name for n in _ITALIC_NAMES):
+    if italic:
         span["i"] = True
     if monospaced:
         span["m"] = True
@@ -329,6 +358,15 @@ def _span(text: str, raw: dict[str, Any], tp: int, matrix: Any, monospaced: bool
     if url.startswith(EXTERNAL):
         span["u"] = url
     return span
+
+
+def _style(font: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether ``font`` (a pdftext font dict) is bold, and whether it is italic. A page's spans
+    hold its few font dicts themselves, so this is asked once per font and page."""
+    name = font["name"].lower()
+    flags = font["flags"] or 0
+    bold = font["weight"] >= 600 or flags & _FORCE_BOLD or any(n in name for n in _BOLD_NAMES)
+    return bool(bold), bool(flags & _ITALIC or any(n in name for n in _ITALIC_NAMES))
 
 
 def _is_mono(font: dict[str, Any]) -> bool:
@@ -377,16 +415,50 @@ class _Monospaced:
         return "".join(out)
 
 
-def _scale(tp: int, index: int, matrix: Any) -> float:
-    """The text matrix's scale at character ``index``: many producers set the font size to 1
-    and scale with the matrix instead."""
-    if GET_MATRIX(tp, index, ctypes.addressof(matrix)):
-        return math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
-    return 1.0
+class _Sizes:
+    """The font size and the text matrix's scale of a text page's characters (many producers
+    set the font size to 1 and scale with the matrix instead), asked of pdfium once per text
+    object where pdfium gives all of the object's characters the same: it gives each character
+    of a text object the object's font size, and the object's matrix (text matrix times form
+    matrix) to each but the spaces it generates between them, which take the form's matrix
+    (pdfium's core/fpdftext/cpdf_textpage.cpp: GetCharFontSize, ProcessTextObject)."""
 
+    def __init__(self, tp: int, codes: np.ndarray, objects: np.ndarray) -> None:
+        """``tp``: the text page's address; ``codes`` and ``objects``: each character's code and
+        text object (0 for none) by pdfium index."""
+        self.tp = tp
+        self.matrix = pdfium_c.FS_MATRIX()
+        self.matrix_at = ctypes.addressof(self.matrix)
+        # The object whose scale and size each character shares; 0 where it may not.
+        self.objects = np.where(codes == ord(" "), 0, objects).tolist()
+        self.scales: dict[int, float] = {}
+        self.sizes: dict[int, float] = {}
 
-def _char_size(tp: int, index: int, matrix: Any) -> float:
-    return float(GET_FONT_SIZE(tp, index)) * _scale(tp, index, matrix)
+    def scale(self, index: int) -> float:
+        """The text matrix's scale at character ``index``."""
+        obj = self.objects[index]
+        if not obj:
+            return self._scale(index)
+        found = self.scales.get(obj)
+        if found is None:
+            found = self.scales[obj] = self._scale(index)
+        return found
+
+    def size(self, index: int) -> float:
+        """Character ``index``'s font size, scaled."""
+        obj = self.objects[index]
+        if not obj:
+            return float(GET_FONT_SIZE(self.tp, index)) * self._scale(index)
+        found = self.sizes.get(obj)
+        if found is None:
+            found = self.sizes[obj] = float(GET_FONT_SIZE(self.tp, index)) * self.scale(index)
+        return found
+
+    def _scale(self, index: int) -> float:
+        if GET_MATRIX(self.tp, index, self.matrix_at):
+            m = self.matrix
+            return math.sqrt(abs(m.a * m.d - m.b * m.c))
+        return 1.0
 
 
 def _append(spans: list[Span], span: Span) -> None:
@@ -396,9 +468,10 @@ def _append(spans: list[Span], span: Span) -> None:
         if not span["t"].strip() and "u" not in span:
             last["t"] += span["t"]
             return
-        if {k: v for k, v in last.items() if k != "t"} == {
-            k: v for k, v in span.items() if k != "t"
-        }:
+        # (Alike but for their text: the same keys and values, "t" aside.)
+        if last.keys() == span.keys() and all(
+            last.get(k) == v for k, v in span.items() if k != "t"
+        ):
             last["t"] += span["t"]
             return
     spans.append(span)

@@ -9,6 +9,19 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from runner.converters.text_layer.pdfium_calls import (
+    CLIP_PATH,
+    CLIP_PATHS,
+    CLIP_SEGMENT,
+    CLIP_SEGMENTS,
+    FORM_OBJECT,
+    OBJECT_BOUNDS,
+    OBJECT_TYPE,
+    PAGE_OBJECT,
+    SEGMENT_POINT,
+    address,
+)
+
 # Form XObjects nest; what they draw counts as the page's.
 _MAX_DEPTH = 3
 
@@ -31,65 +44,65 @@ class PageObjects:
     @classmethod
     def of(cls, page: pdfium.PdfPage) -> PageObjects:
         found = cls()
-        raw = page.raw
-        found._walk(
-            [
-                pdfium_c.FPDFPage_GetObject(raw, i)
-                for i in range(pdfium_c.FPDFPage_CountObjects(raw))
-            ],
-            0,
-            None,
-        )
+        raw = address(page.raw)
+        count = pdfium_c.FPDFPage_CountObjects(page.raw)
+        found._walk([PAGE_OBJECT(raw, i) for i in range(count)], 0, None)
         return found
 
-    def _walk(self, objects: list[Any], depth: int, matrix: Matrix | None) -> None:
-        """``matrix`` places a form's objects on the page: pdfium bounds them in the form's
+    def _walk(self, objects: list[int], depth: int, matrix: Matrix | None) -> None:
+        """``objects``: addresses (the walk asks pdfium through the prototypes of
+        :mod:`.pdfium_calls`: most of a page's objects are text, passed over; the paths and
+        images kept are pypdfium2's pointers, as their users ask pdfium through it).
+        ``matrix`` places a form's objects on the page: pdfium bounds them in the form's
         own space. Each object's bounds are cut to its clip path's (a drawing pasted from
         elsewhere may hold paths that reach far past what it shows)."""
-        left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+        bounds = (ctypes.c_float * 4)()  # left, bottom, right, top
+        at = [ctypes.addressof(bounds) + 4 * k for k in range(4)]
         for obj in objects:
-            kind = pdfium_c.FPDFPageObj_GetType(obj)
+            kind = OBJECT_TYPE(obj)
             if kind in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
-                if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+                if not OBJECT_BOUNDS(obj, *at):
                     continue
-                box = _clipped((left.value, bottom.value, right.value, top.value), obj)
+                box = _clipped((bounds[0], bounds[1], bounds[2], bounds[3]), obj)
                 if box is None:
                     continue
                 if matrix is not None:
                     box = _transformed(box, matrix)
+                pointer = ctypes.cast(obj, pdfium_c.FPDF_PAGEOBJECT)
                 if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-                    self.paths.append((*box, obj))
+                    self.paths.append((*box, pointer))
                 else:
-                    self.images.append((*box, obj))
+                    self.images.append((*box, pointer))
             elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth + 1 < _MAX_DEPTH:
+                form = ctypes.cast(obj, pdfium_c.FPDF_PAGEOBJECT)
                 m = pdfium_c.FS_MATRIX()
-                if not pdfium_c.FPDFPageObj_GetMatrix(obj, m):
+                if not pdfium_c.FPDFPageObj_GetMatrix(form, m):
                     continue
                 inner: Matrix = (m.a, m.b, m.c, m.d, m.e, m.f)
-                count = pdfium_c.FPDFFormObj_CountObjects(obj)
+                count = pdfium_c.FPDFFormObj_CountObjects(form)
                 self._walk(
-                    [pdfium_c.FPDFFormObj_GetObject(obj, i) for i in range(count)],
+                    [FORM_OBJECT(obj, i) for i in range(count)],
                     depth + 1,
                     inner if matrix is None else _then(inner, matrix),
                 )
 
 
-def _clipped(box: Box, obj: Any) -> Box | None:
-    """``box`` cut to the bounds of ``obj``'s clip path (the intersection of its paths'); None
-    when nothing of it shows."""
-    clip = pdfium_c.FPDFPageObj_GetClipPath(obj)
+def _clipped(box: Box, obj: int) -> Box | None:
+    """``box`` cut to the bounds of the clip path of object ``obj`` (an address; the
+    intersection of its paths'); None when nothing of it shows."""
+    clip = CLIP_PATH(obj)
     if not clip:
         return box
     x0, y0, x1, y1 = box
-    x, y = ctypes.c_float(), ctypes.c_float()
-    for p in range(pdfium_c.FPDFClipPath_CountPaths(clip)):
+    point = (ctypes.c_float * 2)()
+    x_at = ctypes.addressof(point)
+    for p in range(CLIP_PATHS(clip)):
         xs: list[float] = []
         ys: list[float] = []
-        for s in range(pdfium_c.FPDFClipPath_CountPathSegments(clip, p)):
-            segment = pdfium_c.FPDFClipPath_GetPathSegment(clip, p, s)
-            if pdfium_c.FPDFPathSegment_GetPoint(segment, x, y):
-                xs.append(x.value)
-                ys.append(y.value)
+        for s in range(CLIP_SEGMENTS(clip, p)):
+            if SEGMENT_POINT(CLIP_SEGMENT(clip, p, s), x_at, x_at + 4):
+                xs.append(point[0])
+                ys.append(point[1])
         if xs:
             x0, y0, x1, y1 = max(x0, min(xs)), max(y0, min(ys)), min(x1, max(xs)), min(y1, max(ys))
     return (x0, y0, x1, y1) if x0 <= x1 and y0 <= y1 else None
