@@ -152,11 +152,15 @@ def _wraps_on(
     """Whether the one cell of ``row`` is the next line of a cell of the body row ``above``
     (a head's lines are joined in :func:`_with_head`): as
     tight as lines of text, aligned with that cell, between its neighbours, words in the
-    same size (a label wrapped in its cell, the values level with its first line)."""
-    if len(row) != 1 or _is_number(texts[row[0]]) or not any(_is_number(texts[j]) for j in above):
+    same size (a label wrapped in its cell, the values level with its first line). A body
+    row holds numbers, or three cells or more (codes and flags beside a description that
+    wraps: two cells of words are as likely a label beside its paragraph)."""
+    if len(row) != 1 or _is_number(texts[row[0]]):
         return False
     i = row[0]
     cells = _cells(above, boxes, texts, sizes)
+    if len(cells) < 3 and not any(_is_number(texts[j]) for j in above):
+        return False
     for k, cell in enumerate(cells):
         if any(_is_number(texts[j]) for j in cell) or abs(sizes[cell[0]] - sizes[i]) > 0.5:
             continue
@@ -199,6 +203,13 @@ def _foot(
             cells[col] = " ".join(texts[i].strip() for i in cell)
         out.append(cells)
     return out
+
+
+def numeric(rows: list[list[str]]) -> bool:
+    """Whether most cells right of the first column are numbers: a table of figures, even
+    set in a monospaced font (a listing's columns, its comments, are words)."""
+    cells = [cell for row in rows for cell in row[1:] if cell]
+    return 2 * sum(1 for cell in cells if _is_number(cell)) > len(cells)
 
 
 def _is_number(text: str) -> bool:
@@ -420,11 +431,13 @@ def _table(
         cells = ["" for _ in bands]
         for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
-            col = _column(bands, starts, boxes[cell[0]][0])
-            cells[col] = f"{cells[col]} {text}".strip()
+            for col, piece in _across(cell, bands, starts, boxes, texts):
+                cells[col] = f"{cells[col]} {piece}".strip()
             lengths.append(len(text))
-            # (A row's label, first, may run longer: an indicator beside its values.)
-            if len(text.split()) > _MAX_CELL_WORDS * (2 if col == 0 else 1):
+            # Each line of it: a long cell wraps onto more lines. (A row's label, first, may
+            # run longer: an indicator beside its values.)
+            limit = _MAX_CELL_WORDS * (2 if col == 0 else 1)
+            if any(len(texts[i].split()) > limit for i in cell):
                 return None
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL or _running_text(grid):
@@ -443,6 +456,33 @@ def _table(
         ):
             return None
     return [i for row in run for i in row], grid, bands
+
+
+def _across(
+    cell: list[int],
+    bands: list[list[float]],
+    starts: list[float],
+    boxes: list[Bbox],
+    texts: list[str],
+) -> list[tuple[int, str]]:
+    """The text of ``cell`` by column: all of it in the column where it starts, but a line
+    that runs on past the next column's start (labels of a head set closer than the gap the
+    text layer cuts at, "Tax Per Result" over two columns) is cut between its words, each
+    word in the column where it starts, its characters taken as evenly wide."""
+    x0, x1 = boxes[cell[0]][0], boxes[cell[-1]][2]
+    col = _column(bands, starts, x0)
+    text = " ".join(texts[i].strip() for i in cell)
+    if len(cell) > 1 or col + 1 == len(bands) or x1 <= bands[col + 1][0] + _TOL:
+        return [(col, text)]
+    pitch = (x1 - x0) / len(texts[cell[0]])
+    out: list[tuple[int, str]] = []
+    for word in re.finditer(r"\S+", texts[cell[0]]):
+        k = max(col, _column(bands, starts, x0 + word.start() * pitch))
+        if out and out[-1][0] >= k:
+            out[-1] = (out[-1][0], f"{out[-1][1]} {word.group()}")
+        else:
+            out.append((k, word.group()))
+    return out
 
 
 def _running_text(grid: list[list[str]]) -> bool:
