@@ -62,8 +62,8 @@ OFFENCES = [
 
 def monospaced_report(folder: Path) -> Path:
     """A weekly report set all in Courier, as a plain-text report printed to PDF: title lines,
-    a head, then rows of a label and figures each one run of text with spaces between its
-    cells."""
+    a head of group labels centred over the years that label the columns, then rows of a
+    label and figures, each one run of text with spaces between its cells."""
     pdf = FPDF(unit="pt", format="Letter")
     pdf.add_page()
     pdf.set_font("Courier", "", 10)
@@ -71,11 +71,11 @@ def monospaced_report(folder: Path) -> Path:
         "                     Report Covering the Week",
         "                    7/10/2017 Through 7/16/2017",
         "",
-        "                  Week to Date          Year to Date",
-        "                  2017    2016          2017    2016",
+        "                    Week to Date            Year to Date",
+        "                  2017      2016          2017      2016",
     ]
     lines += [
-        f"{label:>14}{this:>8}{last:>8}{ytd:>14}{ytd_last:>8}"
+        f"{label:>14}{this:>8}{last:>10}{ytd:>14}{ytd_last:>10}"
         for label, this, last, ytd, ytd_last in OFFENCES
     ]
     lines += ["", "  All figures are subject to further analysis and revision."]

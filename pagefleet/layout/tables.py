@@ -36,6 +36,10 @@ _ALIGN = 0.5
 # A line this short alone in an outer column beside a table's first or last row is not the
 # table's (a page number).
 _MAX_STRAY = 4
+# Words of a line that spaces, three or more, part from the next.
+_SPACED = re.compile(r"\S+(?: {1,2}\S+)*")
+# A year, as a column's label ("2017  2016"): a head's, not a number of the body.
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def find_unruled(
@@ -52,6 +56,7 @@ def find_unruled(
     wrapped onto a line of its own, and a total row set apart below the body are the
     table's too.
     """
+    boxes, texts, sizes, source = _spaced_apart(boxes, texts, sizes)
     # A line set rotated (a column's head turned upright) stands beside rows it is no cell
     # of: its box, as tall as the whole head, would join them into one. (One character, a
     # nil's dash, is narrow upright too.)
@@ -141,9 +146,38 @@ def find_unruled(
                     grid = [*grid, *foot]
             if head:
                 members, grid = _with_head(head, members, grid, bands, boxes, texts, sizes)
-            tables.append((members, grid))
+            tables.append((sorted({source[i] for i in members}), grid))
             taken.update(members)
     return tables
+
+
+def _spaced_apart(
+    boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> tuple[list[Bbox], list[str], list[float], list[int]]:
+    """The lines with each one cut where spaces part its words (a monospaced line, whose
+    gaps the text layer writes as spaces: see runner.converters.text_layer.lines), the
+    pieces' boxes from their characters' places, all as wide; and the line each piece is
+    of. The text layer cuts a line there itself, but not after a mark ("Year to Date*")."""
+    out_boxes: list[Bbox] = []
+    out_texts: list[str] = []
+    out_sizes: list[float] = []
+    source: list[int] = []
+    for i, (box, text, size) in enumerate(zip(boxes, texts, sizes, strict=True)):
+        pieces = list(_SPACED.finditer(text))
+        if len(pieces) < 2:
+            pieces = []
+        pitch = (box[2] - box[0]) / max(len(text), 1)
+        for piece in pieces or [None]:
+            if piece is None:
+                out_boxes.append(box)
+                out_texts.append(text)
+            else:
+                x0 = box[0] + piece.start() * pitch
+                out_boxes.append([x0, box[1], box[0] + piece.end() * pitch, box[3]])
+                out_texts.append(piece.group())
+            out_sizes.append(size)
+            source.append(i)
+    return out_boxes, out_texts, out_sizes, source
 
 
 def _wraps_on(
@@ -222,9 +256,13 @@ def _head(
     run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> tuple[list[list[int]], list[list[int]]]:
     """``run`` parted into its head and its body: the head is the rows before the first
-    that holds a number, the body those up to the last that holds one (a table of words only
-    has no head told apart so)."""
-    numeric = [k for k, row in enumerate(run) if any(_is_number(texts[i]) for i in row)]
+    that holds a number (not a year, which labels a column), the body those up to the last
+    that holds one (a table of words only has no head told apart so)."""
+    numeric = [
+        k
+        for k, row in enumerate(run)
+        if any(_is_number(texts[i]) and not _YEAR.fullmatch(texts[i].strip()) for i in row)
+    ]
     if not numeric:
         return [], run
     # Rows of words after the last row of numbers are no body rows either: a footer level
@@ -422,6 +460,15 @@ def _table(
         full = [cells for cells in row_cells if len(cells) >= common]
         if common >= 3 and 3 * len(full) >= 2 * len(run):
             bands = _bands([cell for cells in full for cell in cells], boxes)
+        # Or those of the widest rows, when every other cell starts in one of them: a head's
+        # labels and a row's first cells run together over the same columns ("# N").
+        widest_bands = _bands([c for cells in row_cells if len(cells) == widest for c in cells], boxes)
+        if len(bands) < widest == len(widest_bands) and all(
+            any(b0 - _TOL <= boxes[cell[0]][0] <= b1 + _TOL for b0, b1 in widest_bands)
+            for cells in row_cells
+            for cell in cells
+        ):
+            bands = widest_bands
     if len(bands) < 2:
         return None
     grid: list[list[str]] = []
@@ -431,7 +478,7 @@ def _table(
         cells = ["" for _ in bands]
         for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
-            for col, piece in _across(cell, bands, starts, boxes, texts):
+            for col, piece in _across(cell, bands, starts, boxes, texts, sizes):
                 cells[col] = f"{cells[col]} {piece}".strip()
             lengths.append(len(text))
             # Each line of it: a long cell wraps onto more lines. (A row's label, first, may
@@ -464,25 +511,30 @@ def _across(
     starts: list[float],
     boxes: list[Bbox],
     texts: list[str],
+    sizes: list[float],
 ) -> list[tuple[int, str]]:
     """The text of ``cell`` by column: all of it in the column where it starts, but a line
-    that runs on past the next column's start (labels of a head set closer than the gap the
-    text layer cuts at, "Tax Per Result" over two columns) is cut between its words, each
-    word in the column where it starts, its characters taken as evenly wide."""
+    that runs on past the next column's start is cut before each word that stands at a
+    later column's start, within a font size, its characters taken as evenly wide (labels
+    of a head set closer than the gap the text layer cuts at: "Tax Per Result" over two
+    columns). Cells run together with one space between them ("0.639 particularly
+    agitated") stand nowhere near the columns' starts: they stay whole."""
     x0, x1 = boxes[cell[0]][0], boxes[cell[-1]][2]
     col = _column(bands, starts, x0)
     text = " ".join(texts[i].strip() for i in cell)
     if len(cell) > 1 or col + 1 == len(bands) or x1 <= bands[col + 1][0] + _TOL:
         return [(col, text)]
-    pitch = (x1 - x0) / len(texts[cell[0]])
-    out: list[tuple[int, str]] = []
-    for word in re.finditer(r"\S+", texts[cell[0]]):
-        k = max(col, _column(bands, starts, x0 + word.start() * pitch))
-        if out and out[-1][0] >= k:
-            out[-1] = (out[-1][0], f"{out[-1][1]} {word.group()}")
+    line, size = texts[cell[0]], sizes[cell[0]]
+    pitch = (x1 - x0) / len(line)
+    out = [(col, "")]
+    for word in re.finditer(r"\S+", line):
+        x = x0 + word.start() * pitch
+        k = next((k for k in range(out[-1][0] + 1, len(bands)) if abs(x - starts[k]) <= size), None)
+        if k is None:
+            out[-1] = (out[-1][0], f"{out[-1][1]} {word.group()}".strip())
         else:
             out.append((k, word.group()))
-    return out
+    return [(k, piece) for k, piece in out if piece]
 
 
 def _running_text(grid: list[list[str]]) -> bool:
