@@ -460,15 +460,23 @@ def _table(
         full = [cells for cells in row_cells if len(cells) >= common]
         if common >= 3 and 3 * len(full) >= 2 * len(run):
             bands = _bands([cell for cells in full for cell in cells], boxes)
-        # Or those of the widest rows, when every other cell starts in one of them: a head's
-        # labels and a row's first cells run together over the same columns ("# N").
-        widest_bands = _bands([c for cells in row_cells if len(cells) == widest for c in cells], boxes)
-        if len(bands) < widest == len(widest_bands) and all(
-            any(b0 - _TOL <= boxes[cell[0]][0] <= b1 + _TOL for b0, b1 in widest_bands)
+        # Or those of the widest rows, when every other cell starts in one of them and those
+        # that run on over the next are words: a head's labels, a row's codes run together
+        # ("# N"). (Figures run together with nils' dashes line up in no columns: see
+        # pagefleet.layout.segment._rejoined.)
+        wide = _bands([c for cells in row_cells if len(cells) == widest for c in cells], boxes)
+        starts = [band[0] for band in wide]
+        if len(bands) < widest == len(wide) and all(
+            any(b0 - _TOL <= boxes[cell[0]][0] <= b1 + _TOL for b0, b1 in wide)
+            and (
+                bisect_right(starts, boxes[cell[-1]][2] - _TOL) - 1
+                == bisect_right(starts, boxes[cell[0]][0] + _TOL) - 1
+                or not any(_NUMBER.fullmatch(w) for i in cell for w in texts[i].split())
+            )
             for cells in row_cells
             for cell in cells
         ):
-            bands = widest_bands
+            bands = wide
     if len(bands) < 2:
         return None
     grid: list[list[str]] = []
