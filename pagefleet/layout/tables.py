@@ -23,6 +23,10 @@ _TOL = 2.0
 _MIN_ROWS = 3
 _MAX_MEAN_CELL = 28
 _MAX_CELL_WORDS = 10
+# Codes and flags ("A", "Y", "N/A") are cells this many characters long at most.
+_CODE = 3
+# Cells this many words long on average are a paragraph's lines where most go on below.
+_LONG_CELL = 5
 # A cell that is a number (or a nil's dash), in a row that is no head.
 _NUMBER = re.compile(r"[-\u2013\u2212(+$]?\d[\d.,]*%?\)?|[-\u2013\u2014]")
 # A head stands at most this many font sizes above its body; the lines of one head, and of
@@ -56,7 +60,6 @@ def find_unruled(
     wrapped onto a line of its own, and a total row set apart below the body are the
     table's too.
     """
-    boxes, texts, sizes, source = _spaced_apart(boxes, texts, sizes)
     # A line set rotated (a column's head turned upright) stands beside rows it is no cell
     # of: its box, as tall as the whole head, would join them into one. (One character, a
     # nil's dash, is narrow upright too.)
@@ -134,6 +137,8 @@ def find_unruled(
             # its handgun, long gun and other columns) fits no column: the table is the rows
             # under it, the head stays text above them.
             table = _table(run[1:], boxes, texts, sizes)
+        if table is not None and _prose_column(table[1]):
+            continue  # no table without the column either: a paragraph beside figures
         if table is not None:
             members, grid, bands = table
             after = runs[at + 1] if at + 1 < len(runs) else []
@@ -146,38 +151,36 @@ def find_unruled(
                     grid = [*grid, *foot]
             if head:
                 members, grid = _with_head(head, members, grid, bands, boxes, texts, sizes)
-            tables.append((sorted({source[i] for i in members}), grid))
+            tables.append((members, grid))
             taken.update(members)
     return tables
 
 
 def _spaced_apart(
-    boxes: list[Bbox], texts: list[str], sizes: list[float]
-) -> tuple[list[Bbox], list[str], list[float], list[int]]:
-    """The lines with each one cut where spaces part its words (a monospaced line, whose
-    gaps the text layer writes as spaces: see runner.converters.text_layer.lines), the
-    pieces' boxes from their characters' places, all as wide; and the line each piece is
-    of. The text layer cuts a line there itself, but not after a mark ("Year to Date*")."""
-    out_boxes: list[Bbox] = []
-    out_texts: list[str] = []
-    out_sizes: list[float] = []
-    source: list[int] = []
-    for i, (box, text, size) in enumerate(zip(boxes, texts, sizes, strict=True)):
-        pieces = list(_SPACED.finditer(text))
-        if len(pieces) < 2:
-            pieces = []
-        pitch = (box[2] - box[0]) / max(len(text), 1)
-        for piece in pieces or [None]:
-            if piece is None:
-                out_boxes.append(box)
-                out_texts.append(text)
-            else:
-                x0 = box[0] + piece.start() * pitch
-                out_boxes.append([x0, box[1], box[0] + piece.end() * pitch, box[3]])
-                out_texts.append(piece.group())
-            out_sizes.append(size)
-            source.append(i)
-    return out_boxes, out_texts, out_sizes, source
+    head: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[list[int]]:
+    """The ``head`` rows with each line cut where spaces part its words (a monospaced line,
+    whose gaps the text layer writes as spaces: see runner.converters.text_layer.lines; it
+    cuts a line there itself, but not after a mark, "Year to Date*       2 Year"): the pieces
+    are appended to ``boxes``, ``texts`` and ``sizes``, their boxes from their characters'
+    places, all as wide."""
+    out: list[list[int]] = []
+    for row in head:
+        pieces: list[int] = []
+        for i in row:
+            found = list(_SPACED.finditer(texts[i]))
+            if len(found) < 2:
+                pieces.append(i)
+                continue
+            x0, y0, x1, y1 = boxes[i]
+            pitch = (x1 - x0) / len(texts[i])
+            for piece in found:
+                boxes.append([x0 + piece.start() * pitch, y0, x0 + piece.end() * pitch, y1])
+                texts.append(piece.group())
+                sizes.append(sizes[i])
+                pieces.append(len(boxes) - 1)
+        out.append(pieces)
+    return out
 
 
 def _wraps_on(
@@ -187,15 +190,21 @@ def _wraps_on(
     (a head's lines are joined in :func:`_with_head`): as
     tight as lines of text, aligned with that cell, between its neighbours, words in the
     same size (a label wrapped in its cell, the values level with its first line). A body
-    row holds numbers, or three cells or more (codes and flags beside a description that
-    wraps: two cells of words are as likely a label beside its paragraph)."""
+    row holds numbers; or, three cells or more of words, codes and flags before the last (a
+    description beside them wraps), its last cell wraps: a paragraph's lines beside a table
+    or a listing, a head's labels, are no body cell's."""
     if len(row) != 1 or _is_number(texts[row[0]]):
         return False
     i = row[0]
     cells = _cells(above, boxes, texts, sizes)
-    if len(cells) < 3 and not any(_is_number(texts[j]) for j in above):
+    if any(_is_number(texts[j]) for j in above):
+        wrapping = range(len(cells))
+    elif len(cells) >= 3 and all(len(texts[j].strip()) <= _CODE for c in cells[:-1] for j in c):
+        wrapping = range(len(cells) - 1, len(cells))
+    else:
         return False
-    for k, cell in enumerate(cells):
+    for k in wrapping:
+        cell = cells[k]
         if any(_is_number(texts[j]) for j in cell) or abs(sizes[cell[0]] - sizes[i]) > 0.5:
             continue
         start = boxes[cells[k - 1][-1]][2] if k else float("-inf")
@@ -258,16 +267,20 @@ def _head(
     """``run`` parted into its head and its body: the head is the rows before the first
     that holds a number (not a year, which labels a column), the body those up to the last
     that holds one (a table of words only has no head told apart so)."""
-    numeric = [
-        k
-        for k, row in enumerate(run)
-        if any(_is_number(texts[i]) and not _YEAR.fullmatch(texts[i].strip()) for i in row)
-    ]
+    numeric = [k for k, row in enumerate(run) if any(_is_number(texts[i]) for i in row)]
+    while numeric and _years(run[numeric[0]], texts):
+        numeric.pop(0)
     if not numeric:
         return [], run
     # Rows of words after the last row of numbers are no body rows either: a footer level
     # with the table's columns (a slide's author and date), a note.
     return run[: numeric[0]], run[numeric[0] : numeric[-1] + 1]
+
+
+def _years(row: list[int], texts: list[str]) -> bool:
+    """Whether the numbers of ``row`` are years, two or more: the columns' labels."""
+    numbers = [texts[i].strip() for i in row if _is_number(texts[i])]
+    return len(numbers) >= 2 and all(_YEAR.fullmatch(n) for n in numbers)
 
 
 def _head_above(
@@ -333,6 +346,9 @@ def _with_head(
     head's text wrapped onto the next row (the lines of one cell: as tight as lines of text,
     aligned left, right or on their middles) one cell, in the lowest row it reaches; a head
     with nothing under it heads its column from the last row of labels."""
+    members = [i for row in head for i in row] + members
+    boxes, texts, sizes = list(boxes), list(texts), list(sizes)
+    head = _spaced_apart(head, boxes, texts, sizes)
     starts = [band[0] for band in bands]
     cells: list[list[list[int]]] = [[[] for _ in bands] for _ in head]
     for r, row in enumerate(head):
@@ -373,7 +389,7 @@ def _with_head(
         if len(filled) == 1 and filled[0] < last:
             cells[last][c], cells[filled[0]][c] = cells[filled[0]][c], []
     rows = [[" ".join(texts[i].strip() for i in cell) for cell in row] for row in cells if any(row)]
-    return [i for row in head for i in row] + members, rows + grid
+    return members, rows + grid
 
 
 def _wrapped(upper: list[int], lower: list[int], boxes: list[Bbox], sizes: list[float]) -> bool:
@@ -486,13 +502,14 @@ def _table(
         cells = ["" for _ in bands]
         for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
-            for col, piece in _across(cell, bands, starts, boxes, texts, sizes):
+            placed = _across(cell, bands, starts, boxes, texts, sizes)
+            for col, piece in placed:
                 cells[col] = f"{cells[col]} {piece}".strip()
             lengths.append(len(text))
-            # Each line of it: a long cell wraps onto more lines. (A row's label, first, may
-            # run longer: an indicator beside its values.)
-            limit = _MAX_CELL_WORDS * (2 if col == 0 else 1)
-            if any(len(texts[i].split()) > limit for i in cell):
+            # (A row's label, first, may run longer: an indicator beside its values; so may a
+            # description, last, beside a row's codes and flags.)
+            edge = placed[0][0] in (0, len(bands) - 1)
+            if len(text.split()) > _MAX_CELL_WORDS * (2 if edge else 1):
                 return None
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL or _running_text(grid):
@@ -537,7 +554,7 @@ def _across(
     out = [(col, "")]
     for word in re.finditer(r"\S+", line):
         x = x0 + word.start() * pitch
-        k = next((k for k in range(out[-1][0] + 1, len(bands)) if abs(x - starts[k]) <= size), None)
+        k = next((k for k in range(out[-1][0] + 1, len(bands)) if abs(x - starts[k]) <= _ALIGN * size), None)
         if k is None:
             out[-1] = (out[-1][0], f"{out[-1][1]} {word.group()}".strip())
         else:
@@ -549,13 +566,34 @@ def _running_text(grid: list[list[str]]) -> bool:
     """Whether the columns are running text set side by side (cards, boxes): most cells go on
     in the cell under them, a line ending mid-sentence over one starting in lower case. A
     table's rows are each whole; a label wrapped in its cell was joined already."""
-    pairs = going_on = 0
+    pairs, going_on = _going_on(grid)
+    return sum(pairs) > 0 and 2 * sum(going_on) >= sum(pairs)
+
+
+def _prose_column(grid: list[list[str]]) -> bool:
+    """Whether a column of the table is a paragraph's lines set beside it (or beside a
+    listing): long cells, most going on in the cell under them (see :func:`_running_text`),
+    let in by the length a description beside codes may run to."""
+    pairs, going_on = _going_on(grid)
+    for k, (n, on) in enumerate(zip(pairs, going_on, strict=True)):
+        cells = [row[k] for row in grid if row[k]]
+        long = sum(len(cell.split()) for cell in cells) >= _LONG_CELL * len(cells)
+        if n >= _MIN_ROWS and long and 2 * on >= n:
+            return True
+    return False
+
+
+def _going_on(grid: list[list[str]]) -> tuple[list[int], list[int]]:
+    """For each column, the cells with a cell under them, and those of them whose line ends
+    mid-sentence over one starting in lower case."""
+    pairs = [0 for _ in grid[0]]
+    going_on = [0 for _ in grid[0]]
     for upper, lower in pairwise(grid):
-        for a, b in zip(upper, lower, strict=True):
+        for k, (a, b) in enumerate(zip(upper, lower, strict=True)):
             if a and b:
-                pairs += 1
-                going_on += a[-1] not in ".:;!?" and not a[-1].isdigit() and b[0].islower()
-    return pairs > 0 and 2 * going_on >= pairs
+                pairs[k] += 1
+                going_on[k] += a[-1] not in ".:;!?" and not a[-1].isdigit() and b[0].islower()
+    return pairs, going_on
 
 
 def _column(bands: list[list[float]], starts: list[float], x0: float) -> int:
