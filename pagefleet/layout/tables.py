@@ -540,7 +540,7 @@ def _across(
 ) -> list[tuple[int, str]]:
     """The text of ``cell`` by column: all of it in the column where it starts, but a line
     that runs on past the next column's start is cut before each word that stands at a
-    later column's start, within a font size, its characters taken as evenly wide (labels
+    later column's start, within half a font size, its characters taken as evenly wide (labels
     of a head set closer than the gap the text layer cuts at: "Tax Per Result" over two
     columns). Cells run together with one space between them ("0.639 particularly
     agitated") stand nowhere near the columns' starts: they stay whole."""
@@ -554,7 +554,8 @@ def _across(
     out = [(col, "")]
     for word in re.finditer(r"\S+", line):
         x = x0 + word.start() * pitch
-        k = next((k for k in range(out[-1][0] + 1, len(bands)) if abs(x - starts[k]) <= _ALIGN * size), None)
+        later = range(out[-1][0] + 1, len(bands))
+        k = next((k for k in later if abs(x - starts[k]) <= _ALIGN * size), None)
         if k is None:
             out[-1] = (out[-1][0], f"{out[-1][1]} {word.group()}".strip())
         else:
