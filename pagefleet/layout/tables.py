@@ -502,7 +502,14 @@ def _table(
         cells = ["" for _ in bands]
         for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
-            placed = _across(cell, bands, starts, boxes, texts, sizes)
+            col = _column(bands, starts, boxes[cell[0]][0])
+            placed = [(col, text)]
+            if (  # a line run on past the next column's start
+                len(cell) == 1
+                and col + 1 < len(bands)
+                and boxes[cell[0]][2] > starts[col + 1] + _TOL
+            ):
+                placed = _across(cell[0], col, starts, boxes, texts, sizes)
             for col, piece in placed:
                 cells[col] = f"{cells[col]} {piece}".strip()
             lengths.append(len(text))
@@ -531,31 +538,23 @@ def _table(
 
 
 def _across(
-    cell: list[int],
-    bands: list[list[float]],
-    starts: list[float],
-    boxes: list[Bbox],
-    texts: list[str],
-    sizes: list[float],
+    i: int, col: int, starts: list[float], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> list[tuple[int, str]]:
-    """The text of ``cell`` by column: all of it in the column where it starts, but a line
-    that runs on past the next column's start is cut before each word that stands at a
-    later column's start, within half a font size, its characters taken as evenly wide (labels
-    of a head set closer than the gap the text layer cuts at: "Tax Per Result" over two
-    columns). Cells run together with one space between them ("0.639 particularly
+    """The words of line ``i``, which starts in column ``col`` and runs on past the next
+    column's start, by column: cut before each word that stands at a later column's start,
+    its characters taken as evenly wide (labels of a head set closer than the gap the text
+    layer cuts at: "Tax Per Result" over two columns), within half a font size; a figure
+    within a size (values run together: "6,922,900 12,664,000"; a word may go on a label
+    that runs long). Cells run together with one space between them ("0.639 particularly
     agitated") stand nowhere near the columns' starts: they stay whole."""
-    x0, x1 = boxes[cell[0]][0], boxes[cell[-1]][2]
-    col = _column(bands, starts, x0)
-    text = " ".join(texts[i].strip() for i in cell)
-    if len(cell) > 1 or col + 1 == len(bands) or x1 <= bands[col + 1][0] + _TOL:
-        return [(col, text)]
-    line, size = texts[cell[0]], sizes[cell[0]]
-    pitch = (x1 - x0) / len(line)
+    x0, x1 = boxes[i][0], boxes[i][2]
+    pitch = (x1 - x0) / len(texts[i])
     out = [(col, "")]
-    for word in re.finditer(r"\S+", line):
+    for word in re.finditer(r"\S+", texts[i]):
         x = x0 + word.start() * pitch
-        later = range(out[-1][0] + 1, len(bands))
-        k = next((k for k in later if abs(x - starts[k]) <= _ALIGN * size), None)
+        tol = sizes[i] * (1.0 if _NUMBER.fullmatch(word.group()) else _ALIGN)
+        later = range(out[-1][0] + 1, len(starts))
+        k = next((k for k in later if abs(x - starts[k]) <= tol), None)
         if k is None:
             out[-1] = (out[-1][0], f"{out[-1][1]} {word.group()}".strip())
         else:
@@ -575,13 +574,16 @@ def _prose_column(grid: list[list[str]]) -> bool:
     """Whether a column of the table is a paragraph's lines set beside it (or beside a
     listing): long cells, most going on in the cell under them (see :func:`_running_text`),
     let in by the length a description beside codes may run to."""
+    long = [
+        k
+        for k, column in enumerate(zip(*grid, strict=True))
+        if sum(cell.count(" ") + 1 for cell in column if cell)
+        >= _LONG_CELL * sum(1 for cell in column if cell)
+    ]
+    if not long:
+        return False
     pairs, going_on = _going_on(grid)
-    for k, (n, on) in enumerate(zip(pairs, going_on, strict=True)):
-        cells = [row[k] for row in grid if row[k]]
-        long = sum(len(cell.split()) for cell in cells) >= _LONG_CELL * len(cells)
-        if n >= _MIN_ROWS and long and 2 * on >= n:
-            return True
-    return False
+    return any(pairs[k] >= _MIN_ROWS and 2 * going_on[k] >= pairs[k] for k in long)
 
 
 def _going_on(grid: list[list[str]]) -> tuple[list[int], list[int]]:
