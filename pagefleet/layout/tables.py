@@ -279,8 +279,8 @@ def _head(
 
 def _years(row: list[int], texts: list[str]) -> bool:
     """Whether the numbers of ``row`` are years, two or more: the columns' labels."""
-    numbers = [texts[i].strip() for i in row if _is_number(texts[i])]
-    return len(numbers) >= 2 and all(_YEAR.fullmatch(n) for n in numbers)
+    years = [i for i in row if _YEAR.fullmatch(texts[i].strip())]
+    return len(years) >= 2 and not any(_is_number(texts[i]) for i in row if i not in years)
 
 
 def _head_above(
@@ -480,43 +480,29 @@ def _table(
         # that run on over the next are words: a head's labels, a row's codes run together
         # ("# N"). (Figures run together with nils' dashes line up in no columns: see
         # pagefleet.layout.segment._rejoined.)
-        wide = _bands([c for cells in row_cells if len(cells) == widest for c in cells], boxes)
-        starts = [band[0] for band in wide]
-        if len(bands) < widest == len(wide) and all(
-            any(b0 - _TOL <= boxes[cell[0]][0] <= b1 + _TOL for b0, b1 in wide)
-            and (
-                bisect_right(starts, boxes[cell[-1]][2] - _TOL) - 1
-                == bisect_right(starts, boxes[cell[0]][0] + _TOL) - 1
-                or not any(_NUMBER.fullmatch(w) for i in cell for w in texts[i].split())
-            )
-            for cells in row_cells
-            for cell in cells
-        ):
-            bands = wide
+        if len(bands) < widest:
+            bands = _widest_bands(row_cells, widest, boxes, texts) or bands
     if len(bands) < 2:
         return None
     grid: list[list[str]] = []
     lengths: list[int] = []
     starts = [band[0] for band in bands]
+    last = len(bands) - 1
     for cells_of_row in row_cells:
         cells = ["" for _ in bands]
         for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
             col = _column(bands, starts, boxes[cell[0]][0])
-            placed = [(col, text)]
-            if (  # a line run on past the next column's start
-                len(cell) == 1
-                and col + 1 < len(bands)
-                and boxes[cell[0]][2] > starts[col + 1] + _TOL
-            ):
-                placed = _across(cell[0], col, starts, boxes, texts, sizes)
-            for col, piece in placed:
-                cells[col] = f"{cells[col]} {piece}".strip()
+            if len(cell) == 1 and col < last and boxes[cell[0]][2] > starts[col + 1] + _TOL:
+                # A line run on past the next column's start.
+                for k, piece in _across(cell[0], col, starts, boxes, texts, sizes):
+                    cells[k] = f"{cells[k]} {piece}".strip()
+            else:
+                cells[col] = f"{cells[col]} {text}".strip()
             lengths.append(len(text))
             # (A row's label, first, may run longer: an indicator beside its values; so may a
             # description, last, beside a row's codes and flags.)
-            edge = placed[0][0] in (0, len(bands) - 1)
-            if len(text.split()) > _MAX_CELL_WORDS * (2 if edge else 1):
+            if len(text.split()) > _MAX_CELL_WORDS * (2 if col in (0, last) else 1):
                 return None
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL or _running_text(grid):
@@ -535,6 +521,26 @@ def _table(
         ):
             return None
     return [i for row in run for i in row], grid, bands
+
+
+def _widest_bands(
+    row_cells: list[list[list[int]]], widest: int, boxes: list[Bbox], texts: list[str]
+) -> list[list[float]] | None:
+    """The columns of the rows with the most cells (``widest``), if every other cell starts
+    in one of them and those that run on over the next are words; None otherwise."""
+    wide = _bands([c for cells in row_cells if len(cells) == widest for c in cells], boxes)
+    if len(wide) != widest:
+        return None
+    starts = [band[0] for band in wide]
+    for cells in row_cells:
+        for cell in cells:
+            x0, x1 = boxes[cell[0]][0], boxes[cell[-1]][2]
+            if not any(b0 - _TOL <= x0 <= b1 + _TOL for b0, b1 in wide):
+                return None
+            runs_on = bisect_right(starts, x1 - _TOL) != bisect_right(starts, x0 + _TOL)
+            if runs_on and any(_NUMBER.fullmatch(w) for i in cell for w in texts[i].split()):
+                return None
+    return wide
 
 
 def _across(
@@ -566,37 +572,32 @@ def _running_text(grid: list[list[str]]) -> bool:
     """Whether the columns are running text set side by side (cards, boxes): most cells go on
     in the cell under them, a line ending mid-sentence over one starting in lower case. A
     table's rows are each whole; a label wrapped in its cell was joined already."""
-    pairs, going_on = _going_on(grid)
-    return sum(pairs) > 0 and 2 * sum(going_on) >= sum(pairs)
+    pairs = going_on = 0
+    for upper, lower in pairwise(grid):
+        for a, b in zip(upper, lower, strict=True):
+            if a and b:
+                pairs += 1
+                going_on += _goes_on(a, b)
+    return pairs > 0 and 2 * going_on >= pairs
 
 
 def _prose_column(grid: list[list[str]]) -> bool:
     """Whether a column of the table is a paragraph's lines set beside it (or beside a
     listing): long cells, most going on in the cell under them (see :func:`_running_text`),
     let in by the length a description beside codes may run to."""
-    long = [
-        k
-        for k, column in enumerate(zip(*grid, strict=True))
-        if sum(cell.count(" ") + 1 for cell in column if cell)
-        >= _LONG_CELL * sum(1 for cell in column if cell)
-    ]
-    if not long:
-        return False
-    pairs, going_on = _going_on(grid)
-    return any(pairs[k] >= _MIN_ROWS and 2 * going_on[k] >= pairs[k] for k in long)
+    for column in zip(*grid, strict=True):
+        cells = [cell for cell in column if cell]
+        if sum(cell.count(" ") + 1 for cell in cells) < _LONG_CELL * len(cells):
+            continue
+        pairs = [(a, b) for a, b in pairwise(column) if a and b]
+        if len(pairs) >= _MIN_ROWS and 2 * sum(_goes_on(a, b) for a, b in pairs) >= len(pairs):
+            return True
+    return False
 
 
-def _going_on(grid: list[list[str]]) -> tuple[list[int], list[int]]:
-    """For each column, the cells with a cell under them, and those of them whose line ends
-    mid-sentence over one starting in lower case."""
-    pairs = [0 for _ in grid[0]]
-    going_on = [0 for _ in grid[0]]
-    for upper, lower in pairwise(grid):
-        for k, (a, b) in enumerate(zip(upper, lower, strict=True)):
-            if a and b:
-                pairs[k] += 1
-                going_on[k] += a[-1] not in ".:;!?" and not a[-1].isdigit() and b[0].islower()
-    return pairs, going_on
+def _goes_on(upper: str, lower: str) -> bool:
+    """Whether the cell ``upper`` ends mid-sentence over ``lower`` starting in lower case."""
+    return upper[-1] not in ".:;!?" and not upper[-1].isdigit() and lower[0].islower()
 
 
 def _column(bands: list[list[float]], starts: list[float], x0: float) -> int:
