@@ -196,8 +196,11 @@ def _wraps_on(
     if len(row) != 1 or _is_number(texts[row[0]]):
         return False
     i = row[0]
+    numbers = any(_is_number(texts[j]) for j in above)
+    if not numbers and len(above) < 3:
+        return False
     cells = _cells(above, boxes, texts, sizes)
-    if any(_is_number(texts[j]) for j in above):
+    if numbers:
         wrapping = range(len(cells))
     elif len(cells) >= 3 and all(len(texts[j].strip()) <= _CODE for c in cells[:-1] for j in c):
         wrapping = range(len(cells) - 1, len(cells))
@@ -347,8 +350,9 @@ def _with_head(
     aligned left, right or on their middles) one cell, in the lowest row it reaches; a head
     with nothing under it heads its column from the last row of labels."""
     members = [i for row in head for i in row] + members
-    boxes, texts, sizes = list(boxes), list(texts), list(sizes)
-    head = _spaced_apart(head, boxes, texts, sizes)
+    if any("   " in texts[i] for row in head for i in row):
+        boxes, texts, sizes = list(boxes), list(texts), list(sizes)
+        head = _spaced_apart(head, boxes, texts, sizes)
     starts = [band[0] for band in bands]
     cells: list[list[list[int]]] = [[[] for _ in bands] for _ in head]
     for r, row in enumerate(head):
