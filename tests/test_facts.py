@@ -19,6 +19,7 @@ from tests import (
     facts_pdfs_order,
     facts_pdfs_order31,
     facts_pdfs_ruled,
+    facts_pdfs_tables31,
     facts_pdfs_unruled,
     layout_pdfs,
 )
@@ -193,6 +194,10 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_facts31.tex_accents,
     # A data dictionary's entry titles, a bold name then capitals, the description right under.
     facts_pdfs_facts31.data_dictionary,
+    # Codes and Y/N flags beside a description that wraps; two head labels set one size apart.
+    facts_pdfs_tables31.flag_key_table,
+    # A report set all in Courier: its table of figures among the title lines and a note.
+    facts_pdfs_tables31.monospaced_report,
 ]
 
 

@@ -10,11 +10,11 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import pairwise
+from itertools import groupby, pairwise
 from statistics import median
 
 from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
-from pagefleet.layout.tables import find_unruled
+from pagefleet.layout.tables import find_unruled, numeric
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
 # U+F0B7 and friends are Symbol/Wingdings bullets that fonts without a ToUnicode map leave
@@ -798,8 +798,14 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
                 box = union([whole[k]["bbox"] for k in members])
                 rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
                 taken.update(i for k in members for i in joined[k][1])
-    for listing in listings:
-        kept = [i for i in listing if i not in taken]
+    # A table taken from a listing parts it: its lines above the table and below are two.
+    parts = [
+        list(part)
+        for listing in listings
+        for out, part in groupby(listing, lambda i: i in taken)
+        if not out
+    ]
+    for kept in parts:
         if len(kept) >= 2:
             box = union([lines[i]["bbox"] for i in kept])
             block: Block = {"bbox": box, "lines": [lines[i] for i in kept], "code": True}
@@ -835,16 +841,16 @@ def _unruled_tables(
     lines: list[Line], free: list[int], code: set[int]
 ) -> list[tuple[set[int], list[list[str]]]]:
     """The tables without rules among the lines ``free`` (indexes of ``lines``): the indexes
-    of each one's lines, and its rows; not a listing's columns (all its lines ``code``), nor
-    an index's entries in two columns (see :func:`_across_columns`), nor lists side by side
-    (see :func:`_bulleted`)."""
+    of each one's lines, and its rows; not a listing's columns (all its lines ``code``, not
+    figures: a page set all in a monospaced font), nor an index's entries in two columns
+    (see :func:`_across_columns`), nor lists side by side (see :func:`_bulleted`)."""
     boxes = [lines[i]["bbox"] for i in free]
     found: list[tuple[set[int], list[list[str]]]] = []
     for table_lines, rows in find_unruled(
         boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
         members = {free[k] for k in table_lines}
-        if members <= code or _bulleted(rows):
+        if (members <= code and not numeric(rows)) or _bulleted(rows):
             continue
         if not _across_columns(boxes, table_lines, len(rows[0])):
             found.append((members, rows))

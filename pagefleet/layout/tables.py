@@ -23,6 +23,10 @@ _TOL = 2.0
 _MIN_ROWS = 3
 _MAX_MEAN_CELL = 28
 _MAX_CELL_WORDS = 10
+# Codes and flags ("A", "Y", "N/A") are cells this many characters long at most.
+_CODE = 3
+# Cells this many words long on average are a paragraph's lines where most go on below.
+_LONG_CELL = 5
 # A cell that is a number (or a nil's dash), in a row that is no head.
 _NUMBER = re.compile(r"[-\u2013\u2212(+$]?\d[\d.,]*%?\)?|[-\u2013\u2014]")
 # A head stands at most this many font sizes above its body; the lines of one head, and of
@@ -36,6 +40,10 @@ _ALIGN = 0.5
 # A line this short alone in an outer column beside a table's first or last row is not the
 # table's (a page number).
 _MAX_STRAY = 4
+# Words of a line that spaces, three or more, part from the next.
+_SPACED = re.compile(r"\S+(?: {1,2}\S+)*")
+# A year, as a column's label ("2017  2016"): a head's, not a number of the body.
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def find_unruled(
@@ -129,6 +137,8 @@ def find_unruled(
             # its handgun, long gun and other columns) fits no column: the table is the rows
             # under it, the head stays text above them.
             table = _table(run[1:], boxes, texts, sizes)
+        if table is not None and _prose_column(table[1]):
+            continue  # no table without the column either: a paragraph beside figures
         if table is not None:
             members, grid, bands = table
             after = runs[at + 1] if at + 1 < len(runs) else []
@@ -146,18 +156,58 @@ def find_unruled(
     return tables
 
 
+def _spaced_apart(
+    head: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[list[int]]:
+    """The ``head`` rows with each line cut where spaces part its words (a monospaced line,
+    whose gaps the text layer writes as spaces: see runner.converters.text_layer.lines; it
+    cuts a line there itself, but not after a mark, "Year to Date*       2 Year"): the pieces
+    are appended to ``boxes``, ``texts`` and ``sizes``, their boxes from their characters'
+    places, all as wide."""
+    out: list[list[int]] = []
+    for row in head:
+        pieces: list[int] = []
+        for i in row:
+            found = list(_SPACED.finditer(texts[i]))
+            if len(found) < 2:
+                pieces.append(i)
+                continue
+            x0, y0, x1, y1 = boxes[i]
+            pitch = (x1 - x0) / len(texts[i])
+            for piece in found:
+                boxes.append([x0 + piece.start() * pitch, y0, x0 + piece.end() * pitch, y1])
+                texts.append(piece.group())
+                sizes.append(sizes[i])
+                pieces.append(len(boxes) - 1)
+        out.append(pieces)
+    return out
+
+
 def _wraps_on(
     row: list[int], above: list[int], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> bool:
     """Whether the one cell of ``row`` is the next line of a cell of the body row ``above``
     (a head's lines are joined in :func:`_with_head`): as
     tight as lines of text, aligned with that cell, between its neighbours, words in the
-    same size (a label wrapped in its cell, the values level with its first line)."""
-    if len(row) != 1 or _is_number(texts[row[0]]) or not any(_is_number(texts[j]) for j in above):
+    same size (a label wrapped in its cell, the values level with its first line). A body
+    row holds numbers; or, three cells or more of words, codes and flags before the last (a
+    description beside them wraps), its last cell wraps: a paragraph's lines beside a table
+    or a listing, a head's labels, are no body cell's."""
+    if len(row) != 1 or _is_number(texts[row[0]]):
         return False
     i = row[0]
+    numbers = any(_is_number(texts[j]) for j in above)
+    if not numbers and len(above) < 3:
+        return False
     cells = _cells(above, boxes, texts, sizes)
-    for k, cell in enumerate(cells):
+    if numbers:
+        wrapping = range(len(cells))
+    elif len(cells) >= 3 and all(len(texts[j].strip()) <= _CODE for c in cells[:-1] for j in c):
+        wrapping = range(len(cells) - 1, len(cells))
+    else:
+        return False
+    for k in wrapping:
+        cell = cells[k]
         if any(_is_number(texts[j]) for j in cell) or abs(sizes[cell[0]] - sizes[i]) > 0.5:
             continue
         start = boxes[cells[k - 1][-1]][2] if k else float("-inf")
@@ -201,6 +251,13 @@ def _foot(
     return out
 
 
+def numeric(rows: list[list[str]]) -> bool:
+    """Whether most cells right of the first column are numbers: a table of figures, even
+    set in a monospaced font (a listing's columns, its comments, are words)."""
+    cells = [cell for row in rows for cell in row[1:] if cell]
+    return 2 * sum(1 for cell in cells if _is_number(cell)) > len(cells)
+
+
 def _is_number(text: str) -> bool:
     """Whether ``text`` is numbers only (one, or a row of them the text layer left whole)."""
     words = text.split()
@@ -211,14 +268,22 @@ def _head(
     run: list[list[int]], boxes: list[Bbox], texts: list[str], sizes: list[float]
 ) -> tuple[list[list[int]], list[list[int]]]:
     """``run`` parted into its head and its body: the head is the rows before the first
-    that holds a number, the body those up to the last that holds one (a table of words only
-    has no head told apart so)."""
+    that holds a number (not a year, which labels a column), the body those up to the last
+    that holds one (a table of words only has no head told apart so)."""
     numeric = [k for k, row in enumerate(run) if any(_is_number(texts[i]) for i in row)]
+    while numeric and _years(run[numeric[0]], texts):
+        numeric.pop(0)
     if not numeric:
         return [], run
     # Rows of words after the last row of numbers are no body rows either: a footer level
     # with the table's columns (a slide's author and date), a note.
     return run[: numeric[0]], run[numeric[0] : numeric[-1] + 1]
+
+
+def _years(row: list[int], texts: list[str]) -> bool:
+    """Whether the numbers of ``row`` are years, two or more: the columns' labels."""
+    years = [i for i in row if _YEAR.fullmatch(texts[i].strip())]
+    return len(years) >= 2 and not any(_is_number(texts[i]) for i in row if i not in years)
 
 
 def _head_above(
@@ -284,6 +349,10 @@ def _with_head(
     head's text wrapped onto the next row (the lines of one cell: as tight as lines of text,
     aligned left, right or on their middles) one cell, in the lowest row it reaches; a head
     with nothing under it heads its column from the last row of labels."""
+    members = [i for row in head for i in row] + members
+    if any("   " in texts[i] for row in head for i in row):
+        boxes, texts, sizes = list(boxes), list(texts), list(sizes)
+        head = _spaced_apart(head, boxes, texts, sizes)
     starts = [band[0] for band in bands]
     cells: list[list[list[int]]] = [[[] for _ in bands] for _ in head]
     for r, row in enumerate(head):
@@ -324,7 +393,7 @@ def _with_head(
         if len(filled) == 1 and filled[0] < last:
             cells[last][c], cells[filled[0]][c] = cells[filled[0]][c], []
     rows = [[" ".join(texts[i].strip() for i in cell) for cell in row] for row in cells if any(row)]
-    return [i for row in head for i in row] + members, rows + grid
+    return members, rows + grid
 
 
 def _wrapped(upper: list[int], lower: list[int], boxes: list[Bbox], sizes: list[float]) -> bool:
@@ -411,20 +480,33 @@ def _table(
         full = [cells for cells in row_cells if len(cells) >= common]
         if common >= 3 and 3 * len(full) >= 2 * len(run):
             bands = _bands([cell for cells in full for cell in cells], boxes)
+        # Or those of the widest rows, when every other cell starts in one of them and those
+        # that run on over the next are words: a head's labels, a row's codes run together
+        # ("# N"). (Figures run together with nils' dashes line up in no columns: see
+        # pagefleet.layout.segment._rejoined.)
+        if len(bands) < widest:
+            bands = _widest_bands(row_cells, widest, boxes, texts) or bands
     if len(bands) < 2:
         return None
     grid: list[list[str]] = []
     lengths: list[int] = []
     starts = [band[0] for band in bands]
+    last = len(bands) - 1
     for cells_of_row in row_cells:
         cells = ["" for _ in bands]
         for cell in cells_of_row:
             text = " ".join(texts[i].strip() for i in cell)
             col = _column(bands, starts, boxes[cell[0]][0])
-            cells[col] = f"{cells[col]} {text}".strip()
+            if len(cell) == 1 and col < last and boxes[cell[0]][2] > starts[col + 1] + _TOL:
+                # A line run on past the next column's start.
+                for k, piece in _across(cell[0], col, starts, boxes, texts, sizes):
+                    cells[k] = f"{cells[k]} {piece}".strip()
+            else:
+                cells[col] = f"{cells[col]} {text}".strip()
             lengths.append(len(text))
-            # (A row's label, first, may run longer: an indicator beside its values.)
-            if len(text.split()) > _MAX_CELL_WORDS * (2 if col == 0 else 1):
+            # (A row's label, first, may run longer: an indicator beside its values; so may a
+            # description, last, beside a row's codes and flags.)
+            if len(text.split()) > _MAX_CELL_WORDS * (2 if col in (0, last) else 1):
                 return None
         grid.append(cells)
     if sum(lengths) / len(lengths) > _MAX_MEAN_CELL or _running_text(grid):
@@ -445,6 +527,51 @@ def _table(
     return [i for row in run for i in row], grid, bands
 
 
+def _widest_bands(
+    row_cells: list[list[list[int]]], widest: int, boxes: list[Bbox], texts: list[str]
+) -> list[list[float]] | None:
+    """The columns of the rows with the most cells (``widest``), if every other cell starts
+    in one of them and those that run on over the next are words; None otherwise."""
+    wide = _bands([c for cells in row_cells if len(cells) == widest for c in cells], boxes)
+    if len(wide) != widest:
+        return None
+    starts = [band[0] for band in wide]
+    for cells in row_cells:
+        for cell in cells:
+            x0, x1 = boxes[cell[0]][0], boxes[cell[-1]][2]
+            if not any(b0 - _TOL <= x0 <= b1 + _TOL for b0, b1 in wide):
+                return None
+            runs_on = bisect_right(starts, x1 - _TOL) != bisect_right(starts, x0 + _TOL)
+            if runs_on and any(_NUMBER.fullmatch(w) for i in cell for w in texts[i].split()):
+                return None
+    return wide
+
+
+def _across(
+    i: int, col: int, starts: list[float], boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[tuple[int, str]]:
+    """The words of line ``i``, which starts in column ``col`` and runs on past the next
+    column's start, by column: cut before each word that stands at a later column's start,
+    its characters taken as evenly wide (labels of a head set closer than the gap the text
+    layer cuts at: "Tax Per Result" over two columns), within half a font size; a figure
+    within a size (values run together: "6,922,900 12,664,000"; a word may go on a label
+    that runs long). Cells run together with one space between them ("0.639 particularly
+    agitated") stand nowhere near the columns' starts: they stay whole."""
+    x0, x1 = boxes[i][0], boxes[i][2]
+    pitch = (x1 - x0) / len(texts[i])
+    out = [(col, "")]
+    for word in re.finditer(r"\S+", texts[i]):
+        x = x0 + word.start() * pitch
+        tol = sizes[i] * (1.0 if _NUMBER.fullmatch(word.group()) else _ALIGN)
+        later = range(out[-1][0] + 1, len(starts))
+        k = next((k for k in later if abs(x - starts[k]) <= tol), None)
+        if k is None:
+            out[-1] = (out[-1][0], f"{out[-1][1]} {word.group()}".strip())
+        else:
+            out.append((k, word.group()))
+    return [(k, piece) for k, piece in out if piece]
+
+
 def _running_text(grid: list[list[str]]) -> bool:
     """Whether the columns are running text set side by side (cards, boxes): most cells go on
     in the cell under them, a line ending mid-sentence over one starting in lower case. A
@@ -454,8 +581,27 @@ def _running_text(grid: list[list[str]]) -> bool:
         for a, b in zip(upper, lower, strict=True):
             if a and b:
                 pairs += 1
-                going_on += a[-1] not in ".:;!?" and not a[-1].isdigit() and b[0].islower()
+                going_on += _goes_on(a, b)
     return pairs > 0 and 2 * going_on >= pairs
+
+
+def _prose_column(grid: list[list[str]]) -> bool:
+    """Whether a column of the table is a paragraph's lines set beside it (or beside a
+    listing): long cells, most going on in the cell under them (see :func:`_running_text`),
+    let in by the length a description beside codes may run to."""
+    for column in zip(*grid, strict=True):
+        cells = [cell for cell in column if cell]
+        if sum(cell.count(" ") + 1 for cell in cells) < _LONG_CELL * len(cells):
+            continue
+        pairs = [(a, b) for a, b in pairwise(column) if a and b]
+        if len(pairs) >= _MIN_ROWS and 2 * sum(_goes_on(a, b) for a, b in pairs) >= len(pairs):
+            return True
+    return False
+
+
+def _goes_on(upper: str, lower: str) -> bool:
+    """Whether the cell ``upper`` ends mid-sentence over ``lower`` starting in lower case."""
+    return upper[-1] not in ".:;!?" and not upper[-1].isdigit() and lower[0].islower()
 
 
 def _column(bands: list[list[float]], starts: list[float], x0: float) -> int:
