@@ -31,7 +31,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from pagefleet.layout.schema import Bbox, ImageBlock, Line, TableBlock
+from pagefleet.layout.schema import Bbox, Block, ImageBlock, Line, TableBlock
 from pagefleet.layout.segment import CAPTION, line_size, line_text, merge_rows, union
 from runner.converters.text_layer.chars import layout_boxes, page_rotation, page_size
 from runner.converters.text_layer.objects import PageObjects, Placed, curved
@@ -521,3 +521,22 @@ def _overlap(a: Bbox, b: Bbox) -> bool:
 
 def _area(box: Bbox) -> float:
     return (box[2] - box[0]) * (box[3] - box[1])
+
+
+def place_pictures(blocks: list[Block], pictures: Sequence[ImageBlock]) -> list[Block]:
+    """Each picture goes before the first block that starts below it and shares its columns
+    (tables take their place in the reading order in
+    :func:`pagefleet.layout.segment.page_blocks`)."""
+    out: list[Block] = list(blocks)
+    for picture in sorted(pictures, key=lambda p: p["bbox"][1]):
+        top, x0, x1 = picture["bbox"][1], picture["bbox"][0], picture["bbox"][2]
+        at = next(
+            (
+                i
+                for i, b in enumerate(out)
+                if "lines" in b and b["bbox"][1] >= top and b["bbox"][0] < x1 and b["bbox"][2] > x0
+            ),
+            len(out),
+        )
+        out.insert(at, picture)
+    return out

@@ -20,12 +20,13 @@ from runner.converters.text_layer.figures import (
     Picture,
     find_pictures,
     labels_outside,
+    place_pictures,
     write_pictures,
 )
 from runner.converters.text_layer.hidden_ocr import bad_hidden_layer
 from runner.converters.text_layer.lines import text_lines
 from runner.converters.text_layer.objects import PageObjects
-from runner.converters.text_layer.tables import lines_outside, place_blocks, ruled_tables
+from runner.converters.text_layer.tables import lines_outside, ruled_tables
 
 OcrMode = Literal["auto", "off", "force"]
 
@@ -79,7 +80,7 @@ def extract_page(
             "ocr": use_ocr,
             "width": float(width),
             "height": float(height),
-            "blocks": place_blocks(page_blocks(lines, tables), [p.block() for p in pictures]),
+            "blocks": place_pictures(page_blocks(lines, tables), [p.block() for p in pictures]),
         }
     finally:
         if textpage is not None:

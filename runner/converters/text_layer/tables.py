@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ctypes
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -28,7 +28,7 @@ import pypdfium2.raw as pdfium_c
 from pdftext.pdf.chars import PageChars
 from pdftext.postprocessing import postprocess_text
 
-from pagefleet.layout.schema import Bbox, Block, ImageBlock, Line, TableBlock
+from pagefleet.layout.schema import Bbox, Line, TableBlock
 from runner.converters.text_layer.chars import HYPHEN, LAYOUT_CODES
 from runner.converters.text_layer.objects import PageObjects, curved
 
@@ -526,21 +526,3 @@ def centred_in(box: list[float], frame: list[float]) -> bool:
     """Whether ``box``'s centre lies in ``frame``."""
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     return frame[0] <= cx <= frame[2] and frame[1] <= cy <= frame[3]
-
-
-def place_blocks(blocks: list[Block], placed: Sequence[TableBlock | ImageBlock]) -> list[Block]:
-    """Tables and pictures go before the first block that starts below them and shares their
-    columns."""
-    out: list[Block] = list(blocks)
-    for table in sorted(placed, key=lambda t: t["bbox"][1]):
-        top, x0, x1 = table["bbox"][1], table["bbox"][0], table["bbox"][2]
-        at = next(
-            (
-                i
-                for i, b in enumerate(out)
-                if "lines" in b and b["bbox"][1] >= top and b["bbox"][0] < x1 and b["bbox"][2] > x0
-            ),
-            len(out),
-        )
-        out.insert(at, table)
-    return out
