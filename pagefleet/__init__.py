@@ -2,7 +2,8 @@
 
 Plain functions and pydantic models that know nothing about Lambda events or the poll loop. In
 the order one PDF meets them: ``keys`` (the bucket's layout), ``events`` (S3 notifications),
-``pdf`` and ``costs`` (checks and page costs), ``planning`` and ``splitting`` (page ranges, chunk
+``pdf`` and ``costs`` (checks and page costs; ``hidden_layer``, a scan's OCR layer not worth
+trusting), ``planning`` and ``splitting`` (page ranges, chunk
 PDFs, the manifest), ``conversions`` (how often a chunk was converted), ``chunk_results`` (a
 chunk's converted or failed result), ``completion``, ``assembly`` and ``layout`` (the document in
 page order; ``marker_assembly`` and ``marker_headings`` for marker's chunks), ``outbox`` (the
@@ -22,6 +23,7 @@ __all__ = [
     "errors",
     "events",
     "gc_pause",
+    "hidden_layer",
     "job_events",
     "keys",
     "layout",
