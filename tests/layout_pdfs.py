@@ -100,20 +100,24 @@ def long_report(folder: Path, pages: int = 5) -> Path:
 
 
 def split(pdf_path: Path, folder: Path, size: int) -> list[tuple[Path, int]]:
-    """Cut a PDF into chunk PDFs of ``size`` pages the way the splitter does.
+    """Cut a PDF into chunk PDFs of ``size`` pages as the splitter does (its own
+    :func:`pagefleet.pdf.cut_chunk`).
 
     Returns (chunk path, 1-based number of its first page in the whole document).
     """
+    from pagefleet.models import ChunkSpec
+    from pagefleet.pdf import cut_chunk
+
     src = pdfium.PdfDocument(str(pdf_path))
     try:
         chunks = []
-        for start in range(0, len(src), size):
-            chunk = pdfium.PdfDocument.new()
-            chunk.import_pages(src, list(range(start, min(start + size, len(src)))))
-            path = folder / f"{pdf_path.stem}-{start + 1}.pdf"
-            chunk.save(str(path))
-            chunk.close()
-            chunks.append((path, start + 1))
+        for index, first in enumerate(range(1, len(src) + 1, size)):
+            spec = ChunkSpec(
+                index=index, first_page=first, last_page=min(len(src), first + size - 1)
+            )
+            path = folder / f"{pdf_path.stem}-{first}.pdf"
+            path.write_bytes(cut_chunk(src, spec))
+            chunks.append((path, first))
         return chunks
     finally:
         src.close()

@@ -17,15 +17,13 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import pypdfium2 as pdfium
 import pytest
 
 from bench.quality import working_set
 from pagefleet.layout import ChunkLayout, render_chunks, render_document
 from pagefleet.layout.outline import read_outline
-from pagefleet.models import ChunkSpec
-from pagefleet.pdf import cut_chunk
 from runner.converters.text_layer import extract_pages
+from tests import layout_pdfs
 
 WORKING_SET = Path(
     os.environ.get("PAGEFLEET_WORKING_SET", Path(__file__).resolve().parents[2] / "facts-corpus")
@@ -37,20 +35,11 @@ def _chunked_differs(pdf: Path) -> str | None:
     """The PDF's name if its chunks' Markdown is not the whole document's."""
     outline = read_outline(pdf)
     whole = render_document(extract_pages(pdf, 1, ocr="off"), outline=outline)
-    doc = pdfium.PdfDocument(pdf)
-    try:
-        chunks = []
-        with tempfile.TemporaryDirectory(prefix="pagefleet-rule5-") as folder:
-            for index, first in enumerate(range(1, len(doc) + 1, CHUNK_PAGES)):
-                spec = ChunkSpec(
-                    index=index, first_page=first, last_page=min(len(doc), first + CHUNK_PAGES - 1)
-                )
-                path = Path(folder) / f"{index}.pdf"
-                path.write_bytes(cut_chunk(doc, spec))
-                pages = extract_pages(path, first, ocr="off")
-                chunks.append(ChunkLayout.of(pages, outline))
-    finally:
-        doc.close()
+    with tempfile.TemporaryDirectory(prefix="pagefleet-rule5-") as folder:
+        chunks = [
+            ChunkLayout.of(extract_pages(chunk, first, ocr="off"), outline)
+            for chunk, first in layout_pdfs.split(pdf, Path(folder), CHUNK_PAGES)
+        ]
     return None if render_chunks(chunks) == whole else pdf.name
 
 
