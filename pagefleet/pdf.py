@@ -244,13 +244,14 @@ def _relink_explicit(
         src = None
         try:
             count = pdfium_c.FPDFPage_GetAnnotCount(dst)
-            if not any(_lost_dest(dst, index) for index in range(count)):
+            lost = [index for index in range(count) if _lost_dest(dst, index)]
+            if not lost:
                 continue
             src = pdfium_c.FPDF_LoadPage(doc.raw, source)
             if not src or count != pdfium_c.FPDFPage_GetAnnotCount(src):
                 continue  # the copy's annotations are not the source's, one for one
-            for index in range(count):
-                target = _dropped_dest(doc, src, dst, index)
+            for index in lost:
+                target = _dropped_dest(doc, src, index)
                 if target is not None and target[0] in pages:
                     name = f"pagefleet.page{at + 1}.link{index}"
                     dests.append((name.encode(), target[0] - pages.start, target[1]))
@@ -282,12 +283,10 @@ def _lost_dest(page: pdfium_c.FPDF_PAGE, index: int) -> bool:
 
 
 def _dropped_dest(
-    doc: pdfium.PdfDocument, src: pdfium_c.FPDF_PAGE, dst: pdfium_c.FPDF_PAGE, index: int
+    doc: pdfium.PdfDocument, src: pdfium_c.FPDF_PAGE, index: int
 ) -> tuple[int, str] | None:
     """(page index in ``doc``, view) of link annotation ``index`` of ``src`` if its /Dest is
-    an array that its copy on ``dst`` lost; else None."""
-    if not _lost_dest(dst, index):
-        return None
+    an array (its copy lost its /Dest: see :func:`_lost_dest`); else None."""
     annot = pdfium_c.FPDFPage_GetAnnot(src, index)
     if not annot:
         return None
