@@ -207,18 +207,25 @@ def read_chars(
     return chars, objects
 
 
+def sharing_object(codes: np.ndarray, objects: np.ndarray) -> np.ndarray:
+    """Each character's text object where pdfium gives the character that object's matrix
+    and font size; 0 where it may not: the spaces pdfium generates between a text object's
+    characters (they take the form's matrix) and characters of no object (pdfium's
+    core/fpdftext/cpdf_textpage.cpp: GetCharFontSize, ProcessTextObject)."""
+    return np.where(codes == ord(" "), 0, objects)
+
+
 def _angles(tp: int, codes: np.ndarray, objects: np.ndarray) -> np.ndarray:
     """Each character's angle, as pdfium gives it (from the character's matrix), asked once
-    per text object: pdfium gives each character of a text object the object's matrix but
-    the spaces it generates between them (see ``lines._Sizes``). Spaces, and characters of
-    no object, are asked one by one."""
+    per text object that shares it (:func:`sharing_object`); the others one by one."""
     angles = np.empty(len(codes), dtype=np.float64)
-    alone = (codes == ord(" ")) | (objects == 0)
+    owners_of = sharing_object(codes, objects)
+    alone = owners_of == 0
     each = np.flatnonzero(alone)
     angles[each] = np.fromiter(map(GET_ANGLE, repeat(tp, len(each)), each.tolist()), float)
     shared = np.flatnonzero(~alone)
     if len(shared):
-        owners = objects[shared]
+        owners = owners_of[shared]
         first = np.empty(len(shared), dtype=bool)
         first[0] = True
         first[1:] = owners[1:] != owners[:-1]

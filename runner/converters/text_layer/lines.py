@@ -30,6 +30,7 @@ from runner.converters.text_layer.chars import (
     read_chars,
     readable,
     rtl_letters,
+    sharing_object,
     visible,
 )
 from runner.converters.text_layer.links import EXTERNAL, merge_links
@@ -418,10 +419,7 @@ class _Monospaced:
 class _Sizes:
     """The font size and the text matrix's scale of a text page's characters (many producers
     set the font size to 1 and scale with the matrix instead), asked of pdfium once per text
-    object where pdfium gives all of the object's characters the same: it gives each character
-    of a text object the object's font size, and the object's matrix (text matrix times form
-    matrix) to each but the spaces it generates between them, which take the form's matrix
-    (pdfium's core/fpdftext/cpdf_textpage.cpp: GetCharFontSize, ProcessTextObject)."""
+    object for the characters that share its matrix and size (:func:`.chars.sharing_object`)."""
 
     def __init__(self, tp: int, codes: np.ndarray, objects: np.ndarray) -> None:
         """``tp``: the text page's address; ``codes`` and ``objects``: each character's code and
@@ -429,8 +427,7 @@ class _Sizes:
         self.tp = tp
         self.matrix = pdfium_c.FS_MATRIX()
         self.matrix_at = ctypes.addressof(self.matrix)
-        # The object whose scale and size each character shares; 0 where it may not.
-        self.objects = np.where(codes == ord(" "), 0, objects).tolist()
+        self.objects = sharing_object(codes, objects).tolist()
         self.scales: dict[int, float] = {}
         self.sizes: dict[int, float] = {}
 
