@@ -19,6 +19,7 @@ from tests import (
     facts_pdfs_order,
     facts_pdfs_order31,
     facts_pdfs_ruled,
+    facts_pdfs_table31c,
     facts_pdfs_tables31,
     facts_pdfs_unruled,
     layout_pdfs,
@@ -198,6 +199,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_tables31.flag_key_table,
     # A report set all in Courier: its table of figures among the title lines and a note.
     facts_pdfs_tables31.monospaced_report,
+    # Dot-leader labels, three groups of three numeric columns with rules between the groups only.
+    facts_pdfs_table31c.licence_table,
 ]
 
 
