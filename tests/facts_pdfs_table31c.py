@@ -21,17 +21,19 @@ SUBHEADS = (("", "Total"), ("Under 18", "years"), ("18 years", "and over"))
 ROWS = [
     (["All licences"], 0, "8,412.5 1,310.2 7,102.3 6,020.8 901.4 5,119.4 2,391.7 408.8 1,982.9"),
     (["Angling"], 0, "5,230.6 1,020.4 4,210.2 3,804.1 702.5 3,101.6 1,426.5 317.9 1,108.6"),
-    (["Salmon and sea", "trout"], 4, "612.3 40.7 571.6 455.0 31.2 423.8 157.3 9.5 147.8"),
+    (["Salmon, grilse and migratory", "sea trout"], 4, "612.3 40.7 571.6 455.0 31.2 423.8 157.3 9.5 147.8"),
     (["Coarse fish"], 4, "4,618.3 979.7 3,638.6 3,349.1 671.3 2,677.8 1,269.2 308.4 960.8"),
     (["Netting"], 0, "96.4 – 96.1 88.0 – 87.8 8.4 – 8.3"),
     (["Bait digging"], 0, "42.7 12.9 29.8 30.5 9.6 20.9 12.2 3.3 8.9"),
     (["Day tickets"], 0, "3,042.8 276.9 (X) 2,098.2 189.3 (X) 944.6 87.6 (X)"),
 ]
-_SIZE = 7.0
-_LABEL_END = 136.0  # where the leaders end
-_RULES_X = (140.0, 222.0, 304.0)  # rules between the label column and the groups
-_RIGHT = 386.0
-_PITCH = 8.0
+_SIZE = 6.0
+_LABEL_END = 132.0  # where the leaders end, a few points before the values
+_RULES_X = (137.7, 219.6, 301.5)  # rules between the label column and the groups
+_RIGHT = 384.0
+# Each group's columns: their right ends this far apart.
+_COLUMN = 27.3
+_PITCH = 6.5
 
 
 def licence_table(folder: Path) -> Path:
@@ -47,15 +49,15 @@ def licence_table(folder: Path) -> Path:
     _rule(pdf, 36, top, _RIGHT)
     for g, group in enumerate(GROUPS):
         x0 = _RULES_X[g]
-        pdf.text(x0 + (82 - pdf.get_string_width(group)) / 2, top + 7, group)
+        pdf.text(x0 + (3 * _COLUMN - pdf.get_string_width(group)) / 2, top + 7, group)
     _rule(pdf, _RULES_X[0], top + 9, _RIGHT)
-    pdf.text(60, top + 16, "Kind of licence")
+    pdf.text(60, top + 18, "Kind of licence")
     for g in range(3):
         for s, lines in enumerate(SUBHEADS):
-            right = _RULES_X[g] + 27 * (s + 1) - 2
+            right = _RULES_X[g] + _COLUMN * (s + 1) - 2
             for k, line in enumerate(lines):
                 if line:
-                    pdf.text(right - pdf.get_string_width(line), top + 16 + 7 * k, line)
+                    pdf.text(right - pdf.get_string_width(line), top + 15 + 7 * k, line)
     head_end = top + 26
     _rule(pdf, 36, head_end, _RIGHT)
     y = head_end + 8
@@ -70,7 +72,7 @@ def licence_table(folder: Path) -> Path:
                 y += _PITCH
         for n, value in enumerate(values.split()):
             g, s = divmod(n, 3)
-            right = _RULES_X[g] + 27 * (s + 1) - 2
+            right = _RULES_X[g] + _COLUMN * (s + 1) - 2
             pdf.text(right - pdf.get_string_width(value), y, value)
         y += _PITCH
     bottom = y - 5

@@ -79,6 +79,8 @@ def ruled_tables(
         return []
     tables: list[TableBlock] = []
     for xs, grid_ys, hs, vs in _find_grids(horizontal, vertical):
+        if _open_sided(xs, hs, chars):
+            continue
         found = _cell_regions(xs, grid_ys, hs, vs)
         if found is None:
             continue
@@ -101,6 +103,28 @@ def ruled_tables(
                 table["span"] = spans
             tables.append(table)
     return tables
+
+
+def _open_sided(xs: list[float], hs: list[Segment], chars: PageChars) -> bool:
+    """Whether the grid's rules across run on past its first or last column rule, two of them
+    or more, over text standing there: the table has columns its column rules leave out (rules
+    between groups of columns only, its labels and its last group open), and its cells are no
+    rectangles of the rules; it is left to the text flow (a table without rules, see
+    :mod:`pagefleet.layout.tables`)."""
+    cx = (chars.boxes[:, 0] + chars.boxes[:, 2]) / 2
+    cy = (chars.boxes[:, 1] + chars.boxes[:, 3]) / 2
+    solid = ~np.isin(chars.codes, LAYOUT_CODES)
+    for beyond in (
+        [(y, a, xs[0]) for y, a, _ in hs if a < xs[0] - _MIN_RULE],
+        [(y, xs[-1], b) for y, _, b in hs if b > xs[-1] + _MIN_RULE],
+    ):
+        if len(beyond) < 2:
+            continue
+        x0, x1 = min(a for _, a, _ in beyond), max(b for _, _, b in beyond)
+        y0, y1 = min(y for y, _, _ in beyond), max(y for y, _, _ in beyond)
+        if np.any(solid & (x0 < cx) & (cx < x1) & (y0 < cy) & (cy < y1)):
+            return True
+    return False
 
 
 def _plotted(xs: list[float], ys: list[float], others: list[tuple[float, float, Any]]) -> bool:
