@@ -397,20 +397,25 @@ def _with_head(
     for r, row in enumerate(head):
         row = sorted(row, key=lambda i: boxes[i][0])
         centres = [(boxes[i][0] + boxes[i][2]) / 2 for i in row]
-        below = [(boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower]
+        below = {j: (boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower}
         for k, i in enumerate(row):
             col = _column(bands, starts, centres[k])
             if len(row) > 1:
                 # A label over a group of columns stands in the middle of the labels under
-                # it (those nearer to it than to the labels beside it): it heads the first.
+                # it: those nearer to it than to the labels beside it, and no farther from its
+                # middle than the nearest of those begins (a column's label wrapped onto the
+                # row under it, "Under 18" over "years", has only its own column there). It
+                # heads the group's first column.
                 reach = min(
-                    abs(centres[k] - centres[n]) / 2 for n in (k - 1, k + 1) if 0 <= n < len(row)
+                    boxes[row[n]][0] - centres[k] if n > k else centres[k] - boxes[row[n]][2]
+                    for n in (k - 1, k + 1)
+                    if 0 <= n < len(row)
                 )
                 group = {
                     _column(bands, starts, x)
-                    for x in below
+                    for j, x in below.items()
                     if abs(x - centres[k]) < reach
-                    and min(range(len(row)), key=lambda n: abs(x - centres[n])) == k
+                    and min(range(len(row)), key=lambda n: abs(below[j] - centres[n])) == k
                 }
                 if len(group) > 1:
                     col = min(group)

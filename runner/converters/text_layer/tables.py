@@ -79,13 +79,13 @@ def ruled_tables(
         return []
     tables: list[TableBlock] = []
     for xs, grid_ys, hs, vs in _find_grids(horizontal, vertical):
-        if _open_sided(xs, hs, chars):
-            continue
         found = _cell_regions(xs, grid_ys, hs, vs)
         if found is None:
             continue
         ys, regions = found
         runs = _runs(chars, xs, ys)
+        if _open_sided(xs, hs, chars) and _grouped(xs, runs):
+            continue
         head = len(ys)
         ys, regions = _split_head(xs, ys, regions, runs)
         head = 1 + len(ys) - head
@@ -107,10 +107,7 @@ def ruled_tables(
 
 def _open_sided(xs: list[float], hs: list[Segment], chars: PageChars) -> bool:
     """Whether the grid's rules across run on past its first or last column rule, two of them
-    or more, over text standing there: the table has columns its column rules leave out (rules
-    between groups of columns only, its labels and its last group open), and its cells are no
-    rectangles of the rules; it is left to the text flow (a table without rules, see
-    :mod:`pagefleet.layout.tables`)."""
+    or more, over text standing there: the table has columns its column rules leave out."""
     cx = (chars.boxes[:, 0] + chars.boxes[:, 2]) / 2
     cy = (chars.boxes[:, 1] + chars.boxes[:, 3]) / 2
     solid = ~np.isin(chars.codes, LAYOUT_CODES)
@@ -123,6 +120,27 @@ def _open_sided(xs: list[float], hs: list[Segment], chars: PageChars) -> bool:
         x0, x1 = min(a for _, a, _ in beyond), max(b for _, _, b in beyond)
         y0, y1 = min(y for y, _, _ in beyond), max(y for y, _, _ in beyond)
         if np.any(solid & (x0 < cx) & (cx < x1) & (y0 < cy) & (cy < y1)):
+            return True
+    return False
+
+
+def _grouped(xs: list[float], runs: list[Run]) -> bool:
+    """Whether a column of the grid holds columns of its own: two runs of text or more side by
+    side on most of its lines (figures set apart in it, "11,062.6   1,540.0   9,522.6"), two
+    such lines at least. With open sides (see :func:`_open_sided`) its rules stand between
+    groups of a table's columns, around none of its cells: the table is left to the text flow
+    (found without rules, see :mod:`pagefleet.layout.tables`)."""
+    for left, right in pairwise(xs):
+        lines: list[list[Run]] = []
+        for run in sorted(
+            (r for r in runs if left < (r[0] + r[1]) / 2 < right), key=lambda r: r[2]
+        ):
+            if lines and run[2] - lines[-1][0][2] < run[3] / 2:
+                lines[-1].append(run)
+            else:
+                lines.append([run])
+        side_by_side = sum(1 for line in lines if len(line) > 1)
+        if side_by_side >= 2 and 2 * side_by_side > len(lines):
             return True
     return False
 
