@@ -5,8 +5,9 @@ columns' own labels, each wrapped onto two lines). Rules run across the whole ta
 head, under the groups' labels (the groups only), under the head and under the body, and
 between the groups from top to bottom; none before the labels or after the last group. Each
 number is its own text object, as in the real table (pdfium's FPDFText objects of it: "11,062",
-".", "6" apiece). Written with fpdf2's built-in fonts; the facts are in
-bench/quality/facts/generated_table31c.tsv."""
+".", "6" apiece), the columns a little more than two digits' width apart as there (the gap
+at which the text layer cuts a line into cells). Written with fpdf2's built-in fonts; the
+facts are in bench/quality/facts/generated_table31c.tsv."""
 
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ SUBHEADS = (("", "Total"), ("Under 18", "years"), ("18 years", "and over"))
 ROWS = [
     (["All licences"], 0, "8,412.5 1,310.2 7,102.3 6,020.8 901.4 5,119.4 2,391.7 408.8 1,982.9"),
     (["Angling"], 0, "5,230.6 1,020.4 4,210.2 3,804.1 702.5 3,101.6 1,426.5 317.9 1,108.6"),
-    (["Salmon, grilse and migratory", "sea trout"], 4, "612.3 40.7 571.6 455.0 31.2 423.8 157.3 9.5 147.8"),
+    (
+        ["Salmon, grilse and migratory", "sea trout"],
+        4,
+        "612.3 40.7 571.6 455.0 31.2 423.8 157.3 9.5 147.8",
+    ),
     (["Coarse fish"], 4, "4,618.3 979.7 3,638.6 3,349.1 671.3 2,677.8 1,269.2 308.4 960.8"),
     (["Netting"], 0, "96.4 – 96.1 88.0 – 87.8 8.4 – 8.3"),
     (["Bait digging"], 0, "42.7 12.9 29.8 30.5 9.6 20.9 12.2 3.3 8.9"),
