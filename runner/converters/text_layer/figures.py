@@ -177,10 +177,11 @@ def _read_labels(lines: list[Line]) -> list[list[Line]]:
     the one before, overlapping it across by half the narrower's width) make one label;
     labels are read in rows, top to bottom, each row left to right (a label whose middle is
     within the row so far, or that holds the row's middle, is on it), which reads a
-    pipeline's boxes in turn, where pdfium's order is the order they were drawn in. Left out: a line without a letter (an axis's
-    ticks, a callout's number), which says nothing without the picture. Lines cut from one
-    run of text (see :class:`pagefleet.layout.schema.Line`) stay apart: a slide's boxes in a
-    row may be one run, cut where it crosses from one box to the next."""
+    pipeline's boxes in turn, where pdfium's order is the order they were drawn in. Left
+    out: a line without a letter (an axis's ticks, a callout's number), which says nothing
+    without the picture. Lines cut from one run of text (see
+    :class:`pagefleet.layout.schema.Line`) stay apart: a slide's boxes in a row may be one
+    run, cut where it crosses from one box to the next."""
     stacked: list[Line] = []
     for line in merge_rows(lines):
         if any(c.isalpha() for c in line_text(line)):
