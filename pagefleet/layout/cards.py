@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from itertools import pairwise
 from statistics import median
 
 from pagefleet.layout.schema import Bbox
@@ -128,11 +129,11 @@ def _cards(
         tops[0] - min((boxes[i][1] for i in col if boxes[i][1] <= tops[0] + tol), default=tops[0])
         for col in by_column
     )
-    pitch = max((b - a for a, b in zip(tops, tops[1:], strict=False)), default=floor - tops[0])
-    if len(tops) > 1 and lead >= min(b - a for a, b in zip(tops, tops[1:], strict=False)):
+    pitches = [b - a for a, b in pairwise(tops)]
+    if pitches and lead >= min(pitches):
         return None
     starts = [top - lead for top in tops]
-    end = min(floor, starts[-1] + pitch)
+    end = min(floor, starts[-1] + max(pitches, default=floor))
     cards: list[list[int]] = []
     for r, start in enumerate(starts):
         stop = starts[r + 1] if r + 1 < len(starts) else end

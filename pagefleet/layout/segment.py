@@ -740,9 +740,10 @@ def _is_upright(box: Bbox, line: Line) -> bool:
 
 def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     """A page's blocks in reading order: paragraphs, code listings, the labels of a plot as one
-    figure block, tables without rules, and ``tables`` (ruled, found apart, their text out of
-    ``lines``) where their boxes stand in the reading order: a table filling a column reads
-    with that column, before the column beside it.
+    figure block, each card of a grid of cards as one (:mod:`.cards`), tables without rules,
+    and ``tables`` (ruled, found apart, their text out of ``lines``) where their boxes stand in
+    the reading order: a table filling a column reads with that column, before the column
+    beside it.
 
     Lines set upright beside a page of lines set flat (a preprint server's stamp along the
     margin), larger than the flat text, are figure text too: their size would rank them as
@@ -785,12 +786,10 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
     for cards in find_cards([lines[i]["bbox"] for i in free], [line_text(lines[i]) for i in free]):
         grid: list[Block] = []
         for card in cards:
-            members = [lines[free[k]] for k in card]
+            held = [lines[free[k]] for k in card]
             # Each card one paragraph, never a heading nor run on into the card beside it (as
             # the writer continues a paragraph at a column's top): set apart as a plot's labels.
-            grid.append(
-                {"bbox": union([ln["bbox"] for ln in members]), "lines": members, "fig": True}
-            )
+            grid.append({"bbox": union([ln["bbox"] for ln in held]), "lines": held, "fig": True})
         rest_lines.append(_stand_in(stand_ins, union([b["bbox"] for b in grid]), *grid))
         taken.update(free[k] for card in cards for k in card)
     # A table set in a monospaced font, under a head that is not, is a table; columns a
