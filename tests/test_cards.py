@@ -1,0 +1,46 @@
+"""Grids of cards (pagefleet.layout.cards) in a page's blocks: read card by card, and only where
+the same labels open lines level with one another in columns side by side; a table whose
+records carry labels in their cells stays a table."""
+
+from __future__ import annotations
+
+from pagefleet.layout.schema import Block, Line
+from pagefleet.layout.segment import line_text, page_blocks
+
+
+def _line(x0: float, y: float, text: str) -> Line:
+    return {"bbox": [x0, y, x0 + 5.5 * len(text), y + 10], "spans": [{"t": text, "s": 10.0}]}
+
+
+def _texts(blocks: list[Block]) -> list[str]:
+    return [" ".join(line_text(ln) for ln in b["lines"]) for b in blocks if "lines" in b]
+
+
+def test_cards_whose_values_wrap_read_card_by_card() -> None:
+    """Two cards a row, two rows; the first card's address wraps onto a second line, so its
+    later lines stand lower than its neighbour's."""
+    cards = [
+        ["Holder: Alder Hayes", "Address: 4 Weir Lane,", "Millbank", "Vessel: Heron"],
+        ["Holder: Bea Morrow", "Address: 9 Quay Row", "Vessel: Kingfisher"],
+        ["Holder: Cyril Vance", "Address: 2 Mill Steps", "Vessel: Dabchick"],
+        ["Holder: Dora Quill", "Address: 7 Weir Basin", "Vessel: Moorhen"],
+    ]
+    lines = [_line(60, 40, "Mooring Permits")]
+    for k, card in enumerate(cards):
+        x, y = 60 + 250 * (k % 2), 80 + 90 * (k // 2)
+        lines += [_line(x, y + 14 * j, text) for j, text in enumerate(card)]
+    assert _texts(page_blocks(lines)) == ["Mooring Permits", *(" ".join(c) for c in cards)]
+
+
+def test_records_with_labelled_cells_stay_a_table() -> None:
+    """Rows of records, one labelled value a cell ("Name: Ann | Age: 31 | City: Rome"): each
+    label opens one column only, so no cards side by side."""
+    records = [("Ann", 31, "Rome"), ("Bo", 45, "Oslo"), ("Cy", 27, "Lima"), ("Di", 52, "Nice")]
+    lines = [
+        _line(x, 80 + 14 * r, text)
+        for r, (name, age, city) in enumerate(records)
+        for x, text in ((60, f"Name: {name}"), (200, f"Age: {age}"), (340, f"City: {city}"))
+    ]
+    blocks = page_blocks(lines)
+    rows = [[f"Name: {name}", f"Age: {age}", f"City: {city}"] for name, age, city in records]
+    assert [b["rows"] for b in blocks if "rows" in b] == [rows]
