@@ -4,7 +4,8 @@ records carry labels in their cells stays a table."""
 
 from __future__ import annotations
 
-from pagefleet.layout.schema import Block, Line
+from pagefleet.layout import render_document
+from pagefleet.layout.schema import Block, Line, Page
 from pagefleet.layout.segment import line_text, page_blocks
 
 
@@ -29,7 +30,13 @@ def test_cards_whose_values_wrap_read_card_by_card() -> None:
     for k, card in enumerate(cards):
         x, y = 60 + 250 * (k % 2), 80 + 90 * (k // 2)
         lines += [_line(x, y + 14 * j, text) for j, text in enumerate(card)]
-    assert _texts(page_blocks(lines)) == ["Mooring Permits", *(" ".join(c) for c in cards)]
+    blocks = page_blocks(lines)
+    assert _texts(blocks) == ["Mooring Permits", *(" ".join(c) for c in cards)]
+    # Each card a paragraph of its own: the writer runs a paragraph on into a block that starts
+    # higher (the next column's top) where its last line ends no sentence, as each card does.
+    page: Page = {"number": 1, "ocr": False, "width": 612.0, "height": 792.0, "blocks": blocks}
+    paragraphs = render_document([page]).strip().split("\n\n")
+    assert paragraphs[1:] == [" ".join(c) for c in cards]
 
 
 def test_records_with_labelled_cells_stay_a_table() -> None:
