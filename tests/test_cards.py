@@ -51,3 +51,24 @@ def test_records_with_labelled_cells_stay_a_table() -> None:
     blocks = page_blocks(lines)
     rows = [[f"Name: {name}", f"Age: {age}", f"City: {city}"] for name, age, city in records]
     assert [b["rows"] for b in blocks if "rows" in b] == [rows]
+
+
+def test_one_row_of_cards_ends_at_the_gap_under_it() -> None:
+    """Three cards side by side, no second row to mark where a card ends: each ends at the
+    space under it, and the note below is no card's (every label of theirs makes a lattice
+    of its own; those found after the grid took its lines find nothing left)."""
+    cards = [
+        ["Holder: Alder Hayes", "Vessel: Heron", "Expires: May"],
+        ["Holder: Bea Morrow", "Vessel: Kingfisher", "Expires: June"],
+        ["Holder: Cyril Vance", "Vessel: Dabchick", "Expires: July"],
+    ]
+    lines = [
+        _line(60 + 170 * k, 80 + 14 * j, text)
+        for k, c in enumerate(cards)
+        for j, text in enumerate(c)
+    ]
+    lines.append(_line(60, 160, "Permits lapse at noon on their last day."))
+    assert _texts(page_blocks(lines)) == [
+        *(" ".join(c) for c in cards),
+        "Permits lapse at noon on their last day.",
+    ]

@@ -177,8 +177,10 @@ def _top_down(boxes: list[Bbox], card: list[int]) -> list[int]:
 
 
 def _records(cards: list[list[int]], texts: list[str], anchor: str) -> bool:
-    """Whether every card is a record: lines enough, its anchor label once, another label
-    besides."""
+    """Whether the cards are two or more and each a record: lines enough, its anchor label
+    once, another label besides."""
+    if len(cards) < 2:
+        return False
     for card in cards:
         labels = [m.group(1) for i in card if (m := _LABEL.match(texts[i]))]
         named = [" ".join(label.lower().split()) for label in labels]
