@@ -7,8 +7,15 @@ row), which interleaves the records.
 
 They are found from a page's layout lines alone (the boxes' rules are not in the layout; cards
 set without rules read the same): a label that opens lines level with one another in two
-columns or more, row after row, marks the grid (its anchor); each card is the lines of its
-column from the row's anchor up to where the first row begins, as far above each anchor.
+columns or more, row after row, marks the grid (its anchor). Boxes that touch leave no wider
+gap between two cards than inside one, so where a card starts is taken from the first row:
+its cards start at the top line of their columns (under the last line across the columns
+above), and every card starts as far above its anchor; a card ends where the one under it
+starts, a single row's at the space under it.
+
+Each card is written as a paragraph of its own, not as a table's cell: the columns of a grid
+of cards are no attributes (each card is the same kind of record), so a table would need the
+first row of cards for its head.
 """
 
 from __future__ import annotations
