@@ -15,6 +15,7 @@ from tests import (
     facts_pdfs,
     facts_pdfs_facts31,
     facts_pdfs_furniture,
+    facts_pdfs_grid31,
     facts_pdfs_labels31,
     facts_pdfs_ocr,
     facts_pdfs_order,
@@ -199,6 +200,9 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_tables31.flag_key_table,
     # A report set all in Courier: its table of figures among the title lines and a note.
     facts_pdfs_tables31.monospaced_report,
+    # Grids of cards of labels and values (3 across, 2x2): card by card, not a table's rows.
+    facts_pdfs_grid31.voter_cards,
+    facts_pdfs_grid31.permit_cards,
     # A diagram of filled boxes and arrows: its labels read after its picture, row by row.
     facts_pdfs_labels31.survey_diagram,
 ]
