@@ -16,6 +16,7 @@ from tests import (
     facts_pdfs_facts31,
     facts_pdfs_furniture,
     facts_pdfs_grid31,
+    facts_pdfs_labels31,
     facts_pdfs_ocr,
     facts_pdfs_order,
     facts_pdfs_order31,
@@ -202,6 +203,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     # Grids of cards of labels and values (3 across, 2x2): card by card, not a table's rows.
     facts_pdfs_grid31.voter_cards,
     facts_pdfs_grid31.permit_cards,
+    # A diagram of filled boxes and arrows: its labels read after its picture, row by row.
+    facts_pdfs_labels31.survey_diagram,
 ]
 
 
