@@ -187,6 +187,23 @@ def test_a_picture_on_every_page_is_furniture(tmp_path: Path) -> None:
     assert render_chunks(chunks) == markdown
 
 
+@pytest.mark.parametrize(("shown", "kept"), [((2, 5, 8), True), ((1, 2, 4, 5, 7, 9), False)])
+def test_a_big_picture_is_furniture_only_on_half_the_pages(
+    tmp_path: Path, shown: tuple[int, ...], kept: bool
+) -> None:
+    # grobid's slides show their pipeline diagram on 3 of 38 slides: content, though a logo on
+    # that many pages would be furniture; a template's picture on most slides is not.
+    pdf = layout_pdfs.deck_with_a_figure(tmp_path, shown)
+    markdown = convert_document(pdf, ocr="off")
+    figures = [_link(f"page-{n:05d}-image-2.png") for n in shown] if kept else []
+    assert re.findall(r"!\[\]\(.*?\)", markdown) == figures  # the logo never
+    chunks = [
+        ChunkLayout.of(extract_pages(chunk, first, ocr="off"), ())
+        for chunk, first in layout_pdfs.split(pdf, tmp_path, 3)
+    ]
+    assert render_chunks(chunks) == markdown
+
+
 def test_a_plot_over_gridlines_is_a_drawing_and_an_empty_form_a_table(tmp_path: Path) -> None:
     markdown = convert_document(layout_pdfs.plot_on_grid(tmp_path), ocr="off")
     # The legend is the drawing's label: in the picture, and under it as text.

@@ -10,7 +10,8 @@ its page number and no smaller than the body text, or when the number it starts 
 runs with the page numbers (56 on one page, 57 on the next) on enough pages; a line in the page's
 outermost row that no gap sets off is furniture when its text is furniture where a gap does set
 it off, or when it is a page number alone in the row; a picture is furniture when it recurs on
-enough pages.
+enough pages, and a big one (a tenth of the page or more) when it is on half the pages: a slide
+deck shows its pipeline diagram again on a few slides, and its template's background on all.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from typing import NamedTuple
 from pagefleet.layout.schema import Line, Page
 from pagefleet.layout.segment import line_size, line_text
 
-# The band of a picture's key.
+# The band of a picture's key; a picture of a tenth of the page or more has a band of its own.
 PICTURE = "picture"
+BIG_PICTURE = "big picture"
+_BIG = 0.1
 # A rotated line beside the body, in a side margin: a stamp ("arXiv:...", a printer's slug).
 SIDE = "side"
 # A top-margin line smaller than the page's body text: a running head on a document too short
@@ -112,7 +115,7 @@ def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
         LineRef(pi, bi, li)
         for pi, found in enumerate(margins)
         for key, places in found.items()
-        if key in furniture and key.band != PICTURE
+        if key in furniture and key.band not in (PICTURE, BIG_PICTURE)
         for bi, li in places
     }
 
@@ -132,9 +135,13 @@ def furniture_among(
         key
         for key in keys
         if key.band == SIDE
+        or (key.band == BIG_PICTURE and recurs(key) and 2 * counts[key] >= seen)
         or (key.band in (SMALL_HEAD, SHORT_FOOT) and total <= _SHORT)
         or (key.band.endswith(EDGE) and recurs(key._replace(band=key.band.removesuffix(EDGE))))
-        or (key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE) and recurs(key))
+        or (
+            key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE, BIG_PICTURE)
+            and recurs(key)
+        )
         or (key.band in ("top", "bottom") and _PAGE_NUMBER.match(key.text))
     )
 
@@ -183,9 +190,12 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
             found.setdefault(MarginKey(band + FOLIO, offset, round(size)), []).append((bi, li))
         if band == "bottom" and foot:
             found.setdefault(MarginKey(SHORT_FOOT, key, round(size)), []).append((bi, li))
+    area = (page["width"] * page["height"]) or 1.0
     for bi, block in enumerate(page["blocks"]):
         if "key" in block:
-            found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))
+            x0, y0, x1, y1 = block["bbox"]
+            band = BIG_PICTURE if (x1 - x0) * (y1 - y0) >= _BIG * area else PICTURE
+            found.setdefault(MarginKey(band, block["key"]), []).append((bi, -1))
     return found
 
 
