@@ -1,7 +1,7 @@
 """When the completion has the renderer forecast a job (pagefleet/completion.py, ``forecasts``):
-with at most two chunks out, each at most a quarter of the pages, so a job whose check at one
-chunk out forecasts has made its first forecast a landing earlier, and that check, which the
-last result's may wait for, only adds to it."""
+with at most two chunks out, each at most a quarter of the pages. A job whose check at one
+chunk out forecasts has then made its first forecast a landing earlier, so the check that the
+last result's event may wait for only adds a chunk to it."""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ results afresh (a cold environment). Rules alternate within each pass (A B A B).
 rule: the forecasts' and the ends' CPU seconds a round of the ``together`` jobs, and for the
 ``alone`` jobs (the manual) the CPU of the check at the next-to-last landing (the one the last
 result's event waits for), of the end, and the tail they make given the gap between the two
-last landings: max(0, next-to-last check - gap) + end.
+last landings: max(0, next-to-last check - gap) + end. Each job's Markdown is checked to be the
+same under every rule (``none``: no forecast, rendered once at the end).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pagefleet import completion, keys
 from pagefleet.assembly import job_record, prepare, render_markdown
 from pagefleet.models import ChunkSpec, JobManifest
+from pagefleet.storage import Bucket
 
 Rule = Callable[[JobManifest, list[ChunkSpec]], bool]
 
@@ -49,7 +51,12 @@ def _two_of_three(manifest: JobManifest, missing: list[ChunkSpec]) -> bool:
     return len(missing) <= 2 and len(manifest.chunks) >= 3
 
 
+def _none(manifest: JobManifest, missing: list[ChunkSpec]) -> bool:
+    return False
+
+
 RULES: dict[str, Rule] = {
+    "none": _none,
     "quarter": _quarter_then,
     "two": _two,
     "two-if-3-chunks": _two_of_three,
@@ -73,22 +80,24 @@ class Check:
     missing: int
     forecast: bool
     cpu_s: float
-    end: bool = False
+    markdown: str | None = None  # the end's
 
 
 def replay(job: dict[str, Any], rule: Rule, name: str) -> list[Check]:
     manifest = JobManifest.model_validate_json(job["manifest"])
-    bucket = _Landed(name, {})
+    landed = _Landed(name, {})
+    bucket = cast(Bucket, landed)  # what the completion's reads use of a bucket
     present: dict[str, str] = {}
     checks = []
     for _, key, body in job["results"]:
-        bucket.objects[key] = body
+        landed.objects[key] = body
         present[key] = str(len(present))
         missing = [
             c for c in manifest.chunks if keys.chunk_result(manifest.job_id, c.index) not in present
         ]
         started = time.process_time()
-        forecast = end = False
+        forecast = False
+        markdown = None
         if missing:
             forecast = rule(manifest, missing)
             if forecast:
@@ -96,14 +105,13 @@ def replay(job: dict[str, Any], rule: Rule, name: str) -> list[Check]:
         else:
             results = completion._results(bucket, manifest, present)
             if results.complete:
-                end = True
-                render_markdown(manifest, results.leaves)
+                markdown = render_markdown(manifest, results.leaves)
                 job_record(manifest, results.leaves, 0.0, results.splits)
             else:
                 forecast = True
                 prepare(manifest, results.leaves)
-        checks.append(Check(len(missing), forecast, time.process_time() - started, end))
-    completion._forget(bucket, list(present))  # type: ignore[arg-type]
+        checks.append(Check(len(missing), forecast, time.process_time() - started, markdown))
+    completion._forget(bucket, list(present))
     return checks
 
 
@@ -115,6 +123,8 @@ def main() -> None:
     args = p.parse_args()
     kept = pickle.loads(args.harvest.read_bytes())
     rows: dict[str, list[dict[str, float]]] = {r: [] for r in args.rules}
+    # Each job's Markdown, the same whatever the rule: a forecast only saves the end work.
+    ends: dict[str, str | None] = {}
     for n in range(args.passes):
         for rule in args.rules:
             gc.collect()
@@ -122,12 +132,14 @@ def main() -> None:
             forecasts = 0
             for i, job in enumerate(kept["together"]):
                 checks = replay(job, RULES[rule], f"{rule}-{n}-t{i}")
-                forecast_s += sum(c.cpu_s for c in checks if not c.end)
-                end_s += sum(c.cpu_s for c in checks if c.end)
+                assert ends.setdefault(f"t{i}", checks[-1].markdown) == checks[-1].markdown, i
+                forecast_s += sum(c.cpu_s for c in checks if c.markdown is None)
+                end_s += sum(c.cpu_s for c in checks if c.markdown is not None)
                 forecasts += sum(c.forecast for c in checks)
             alone = []
             for i, job in enumerate(kept["alone"]):
                 checks = replay(job, RULES[rule], f"{rule}-{n}-a{i}")
+                assert ends.setdefault(f"a{i}", checks[-1].markdown) == checks[-1].markdown, i
                 finished = [f for f, _, _ in job["results"]]
                 gap = finished[-1] - finished[-2]
                 before, last = checks[-2].cpu_s, checks[-1].cpu_s
