@@ -9,12 +9,13 @@ whose tail is over 0.15 s.
 import re
 import statistics
 import sys
+from pathlib import Path
 
 
 def main() -> None:
     runs: dict[str, list[tuple[float, float]]] = {}
     side = ""
-    for line in open(sys.argv[1]):
+    for line in Path(sys.argv[1]).read_text().splitlines():
         if line.startswith("== ") and not line.startswith("== end"):
             side = " ".join(line.split()[1:4])
             runs[side] = []
