@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from itertools import groupby, pairwise
 from statistics import median
 
+from pagefleet.layout.gutter_tables import split_at_gutter
 from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
 from pagefleet.layout.tables import find_unruled, numeric
 
@@ -846,7 +847,7 @@ def _unruled_tables(
     (see :func:`_across_columns`), nor lists side by side (see :func:`_bulleted`)."""
     boxes = [lines[i]["bbox"] for i in free]
     found: list[tuple[set[int], list[list[str]]]] = []
-    for table_lines, rows in find_unruled(
+    for table_lines, rows in _found_in_columns(
         boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
         members = {free[k] for k in table_lines}
@@ -855,6 +856,25 @@ def _unruled_tables(
         if not _across_columns(boxes, table_lines, len(rows[0])):
             found.append((members, rows))
     return found
+
+
+def _found_in_columns(
+    boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[tuple[list[int], list[list[str]]]]:
+    """The page's tables without rules, those that took lines from two columns looked for
+    again in each column alone (see :mod:`~pagefleet.layout.gutter_tables`)."""
+    found = find_unruled(boxes, texts, sizes)
+    gutter = _gutter(boxes, list(range(len(boxes)))) if len(boxes) >= 4 else None
+    if gutter is None:
+        return found
+
+    def find(idx: list[int]) -> list[tuple[list[int], list[list[str]]]]:
+        some = find_unruled(
+            [boxes[i] for i in idx], [texts[i] for i in idx], [sizes[i] for i in idx]
+        )
+        return [([idx[k] for k in members], rows) for members, rows in some]
+
+    return split_at_gutter(boxes, (gutter[0] + gutter[1]) / 2, found, find)
 
 
 _BULLETED = re.compile(rf"^\s*[{re.escape(BULLETS)}]\s+\S")
