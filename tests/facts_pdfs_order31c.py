@@ -5,6 +5,7 @@ bench/quality/facts/generated_order31c.tsv."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from fpdf import FPDF
@@ -38,15 +39,17 @@ SITES = [
 LEFT, RIGHT, WIDTH = 60.0, 316.0, 236.0
 
 
-def _table(pdf: FPDF, x: float, y: float, rows: list[tuple[str, ...]], pitch: float) -> float:
+def _table(
+    pdf: FPDF, x: float, y: float, rows: Sequence[tuple[str, ...]], pitch: float, step: float = 46
+) -> float:
     """Rows set at ``pitch`` from ``y``, the first column left at ``x``, the others 92 pt
-    on, 46 pt apart and flush right (numbers); the head in bold. Returns the y under it."""
+    on, ``step`` apart and flush right (numbers); the head in bold. Returns the y under it."""
     for r, cells in enumerate(rows):
         pdf.set_font("Times", "B" if r == 0 else "", 9)
         base = y + r * pitch + 9
         pdf.text(x, base, cells[0])
         for c, cell in enumerate(cells[1:]):
-            right = x + 92 + 46 * (c + 1)
+            right = x + 92 + step * (c + 1)
             pdf.text(right - pdf.get_string_width(cell), base, cell)
     return y + len(rows) * pitch
 
@@ -105,5 +108,29 @@ def tables_side_by_side(folder: Path) -> Path:
     pdf.set_xy(RIGHT, top)
     pdf.multi_cell(WIDTH, 12, "RIGHTSTART " + LOREM * 3 + "RIGHTEND", align="J")
     path = folder / "tables_side_by_side.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def sideways_table(folder: Path) -> Path:
+    """A portrait page with a title and a paragraph set flat, then a table without rules
+    turned a quarter to the left (a landscape table on a portrait page, its caption at the
+    left, its rows reading upwards), as a journal sets a wide table (mineru's demo1.pdf,
+    page 5): the table reads as a table, row by row, its caption before it, after the flat
+    text; not a word a paragraph."""
+    pdf = _page("Gauges of the Upper Basin")
+    pdf.set_font("Times", "", 10)
+    # Indented, so that the caption stands in the left margin outside every flat line, as a
+    # stamp would: it is the table's caption all the same.
+    pdf.set_xy(LEFT + 50, 90)
+    pdf.multi_cell(442, 12, "FLATSTART " + LOREM * 2 + "FLATEND", align="J")
+    # Drawn as on a landscape page whose top-left corner stands at the page's bottom-left
+    # (x 60, y 740): turned a quarter to the left about that corner.
+    with pdf.rotation(angle=90, x=60, y=740):
+        pdf.set_font("Times", "B", 10)
+        pdf.text(60, 750, "Table 3: Readings at the gauges of the upper basin in May.")
+        rows = [("Station", "Flow", "Stage", "Rain"), *READINGS, *((*s, "30") for s in SITES)]
+        _table(pdf, 60, 762, rows, 14, step=100)
+    path = folder / "sideways_table.pdf"
     pdf.output(str(path))
     return path

@@ -203,6 +203,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_order31c.table_beside_prose,
     # Two tables without rules side by side, one a column, rows on different pitches.
     facts_pdfs_order31c.tables_side_by_side,
+    # A table turned a quarter to the left on a portrait page: read in its own frame.
+    facts_pdfs_order31c.sideways_table,
 ]
 
 

@@ -15,6 +15,7 @@ from statistics import median
 
 from pagefleet.layout.gutter_tables import split_at_gutter
 from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
+from pagefleet.layout.sideways import find_sideways, turn, turn_back
 from pagefleet.layout.tables import find_unruled, numeric
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
@@ -749,7 +750,11 @@ def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     headings. Others stay text: a printer's slug, read as a note; a form's section label set
     upright in bold at the text's size ("Tax and Credits"), a run-in heading as before.
     """
-    blocks = _page_blocks(merge_rows(lines), tables)
+    sideways = find_sideways(lines)
+    turned: list[Block] = []
+    if sideways is not None:
+        lines, turned = _read_sideways(lines, *sideways)
+    blocks = _page_blocks(merge_rows(lines), tables) + turned
     upright = [line for line in lines if _is_upright(line["bbox"], line)]
     if not upright or 2 * len(upright) >= len(lines):
         return blocks
@@ -760,6 +765,21 @@ def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
         if any(line_size(ln) > 1.1 * usual for ln in block["lines"]):
             block["fig"] = True
     return blocks
+
+
+def _read_sideways(
+    lines: list[Line], members: list[int], upwards: bool
+) -> tuple[list[Line], list[Block]]:
+    """The page's lines less a region set sideways (see :mod:`~pagefleet.layout.sideways`),
+    and the region's blocks, read in its own frame: its words ordered along its lines, so
+    that the pieces of a line follow one another to be joined, then read as a page is."""
+    inside = set(members)
+    reach = max(max(lines[i]["bbox"][2], lines[i]["bbox"][3]) for i in members)
+    region = [turn(lines[i], upwards, reach) for i in members]
+    order = _rows([line["bbox"] for line in region], list(range(len(region))))
+    blocks = _page_blocks(merge_rows([region[k] for k in order]), ())
+    rest = [line for i, line in enumerate(lines) if i not in inside]
+    return rest, turn_back(blocks, upwards, reach)
 
 
 def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
