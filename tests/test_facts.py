@@ -15,6 +15,7 @@ from tests import (
     facts_pdfs,
     facts_pdfs_facts31,
     facts_pdfs_furniture,
+    facts_pdfs_grid31,
     facts_pdfs_ocr,
     facts_pdfs_order,
     facts_pdfs_order31,
@@ -205,6 +206,9 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_order31c.tables_side_by_side,
     # A table turned a quarter to the left on a portrait page: read in its own frame.
     facts_pdfs_order31c.sideways_table,
+    # Grids of cards of labels and values (3 across, 2x2): card by card, not a table's rows.
+    facts_pdfs_grid31.voter_cards,
+    facts_pdfs_grid31.permit_cards,
 ]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from itertools import groupby, pairwise
 from statistics import median
 
+from pagefleet.layout.cards import find_cards
 from pagefleet.layout.gutter_tables import split_at_gutter
 from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
 from pagefleet.layout.sideways import find_sideways, turn, turn_back
@@ -741,14 +742,17 @@ def _is_upright(box: Bbox, line: Line) -> bool:
 
 def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     """A page's blocks in reading order: paragraphs, code listings, the labels of a plot as one
-    figure block, tables without rules, and ``tables`` (ruled, found apart, their text out of
-    ``lines``) where their boxes stand in the reading order: a table filling a column reads
-    with that column, before the column beside it.
+    figure block, each card of a grid of cards as one (:mod:`.cards`), tables without rules,
+    and ``tables`` (ruled, found apart, their text out of ``lines``) where their boxes stand in
+    the reading order: a table filling a column reads with that column, before the column
+    beside it.
 
     Lines set upright beside a page of lines set flat (a preprint server's stamp along the
     margin), larger than the flat text, are figure text too: their size would rank them as
     headings. Others stay text: a printer's slug, read as a note; a form's section label set
-    upright in bold at the text's size ("Tax and Credits"), a run-in heading as before.
+    upright in bold at the text's size ("Tax and Credits"), a run-in heading as before. A region
+    set sideways (a landscape table turned onto the page) is read in its own frame, after the
+    rest (:mod:`.sideways`).
     """
     sideways = find_sideways(lines)
     turned: list[Block] = []
@@ -788,7 +792,7 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
     cut = [bool(line.get("cut")) for line in lines]
     if any(cut):
         lines = [_uncut(line) for line in lines]
-    stand_ins: dict[int, Block] = {}
+    stand_ins: dict[int, list[Block]] = {}
     taken: set[int] = set()
     rest_lines = [_stand_in(stand_ins, table["bbox"], table) for table in tables]
     listings = find_listings(lines)
@@ -800,6 +804,17 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
         # The labels come out in the order the PDF wrote them (axis by axis, the legend).
         rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "lines": labels, "fig": True}))
         taken.update(free[k] for k in figure)
+    # A grid of cards reads card by card, before its rows can make a table's.
+    free = [i for i in range(len(lines)) if i not in taken]
+    for cards in find_cards([lines[i]["bbox"] for i in free], [line_text(lines[i]) for i in free]):
+        grid: list[Block] = []
+        for card in cards:
+            held = [lines[free[k]] for k in card]
+            # Each card one paragraph, never a heading nor run on into the card beside it (as
+            # the writer continues a paragraph at a column's top): set apart as a plot's labels.
+            grid.append({"bbox": union([ln["bbox"] for ln in held]), "lines": held, "fig": True})
+        rest_lines.append(_stand_in(stand_ins, union([b["bbox"] for b in grid]), *grid))
+        taken.update(free[k] for card in cards for k in card)
     # A table set in a monospaced font, under a head that is not, is a table; columns a
     # listing lines up (its comments) are the listing's.
     free = [i for i in range(len(lines)) if i not in taken]
@@ -842,7 +857,7 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
         for line in region:
             if id(line) in stand_ins:
                 blocks += paragraphs(run)
-                blocks.append(stand_ins[id(line)])
+                blocks += stand_ins[id(line)]
                 run = []
             else:
                 run.append(line)
@@ -965,9 +980,9 @@ def _across_columns(boxes: list[Bbox], table: list[int], columns: int) -> bool:
     return True
 
 
-def _stand_in(stand_ins: dict[int, Block], box: Bbox, block: Block) -> Line:
+def _stand_in(stand_ins: dict[int, list[Block]], box: Bbox, *blocks: Block) -> Line:
     line: Line = {"bbox": box, "spans": []}
-    stand_ins[id(line)] = block
+    stand_ins[id(line)] = list(blocks)
     return line
 
 
