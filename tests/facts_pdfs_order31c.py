@@ -118,19 +118,28 @@ def sideways_table(folder: Path) -> Path:
     left, its rows reading upwards), as a journal sets a wide table (mineru's demo1.pdf,
     page 5): the table reads as a table, row by row, its caption before it, after the flat
     text; not a word a paragraph."""
+    # Drawn as on a landscape page whose top-left corner stands at the page's bottom-left
+    # (x 60, y 740): turned a quarter to the left about that corner. The flat text is
+    # indented, so that the caption stands in the left margin outside every flat line, as a
+    # stamp would: it is the table's caption all the same.
+    return _sideways(folder / "sideways_table.pdf", 90, 60, 740, LEFT + 50)
+
+
+def sideways_table_downwards(folder: Path) -> Path:
+    """The same table turned a quarter to the right, its rows reading downwards, its caption
+    at the right edge: read the same way."""
+    return _sideways(folder / "sideways_table_downwards.pdf", -90, 550, 300, LEFT)
+
+
+def _sideways(path: Path, angle: float, x: float, y: float, indent: float) -> Path:
     pdf = _page("Gauges of the Upper Basin")
     pdf.set_font("Times", "", 10)
-    # Indented, so that the caption stands in the left margin outside every flat line, as a
-    # stamp would: it is the table's caption all the same.
-    pdf.set_xy(LEFT + 50, 90)
+    pdf.set_xy(indent, 90)
     pdf.multi_cell(442, 12, "FLATSTART " + LOREM * 2 + "FLATEND", align="J")
-    # Drawn as on a landscape page whose top-left corner stands at the page's bottom-left
-    # (x 60, y 740): turned a quarter to the left about that corner.
-    with pdf.rotation(angle=90, x=60, y=740):
+    with pdf.rotation(angle=angle, x=x, y=y):
         pdf.set_font("Times", "B", 10)
-        pdf.text(60, 750, "Table 3: Readings at the gauges of the upper basin in May.")
+        pdf.text(x, y + 10, "Table 3: Readings at the gauges of the upper basin in May.")
         rows = [("Station", "Flow", "Stage", "Rain"), *READINGS, *((*s, "30") for s in SITES)]
-        _table(pdf, 60, 762, rows, 14, step=100)
-    path = folder / "sideways_table.pdf"
+        _table(pdf, x, y + 22, rows, 14, step=100)
     pdf.output(str(path))
     return path

@@ -206,6 +206,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_order31c.tables_side_by_side,
     # A table turned a quarter to the left on a portrait page: read in its own frame.
     facts_pdfs_order31c.sideways_table,
+    # The same turned a quarter to the right: its lines read downwards.
+    facts_pdfs_order31c.sideways_table_downwards,
     # Grids of cards of labels and values (3 across, 2x2): card by card, not a table's rows.
     facts_pdfs_grid31.voter_cards,
     facts_pdfs_grid31.permit_cards,
