@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from pagefleet.layout.schema import Line, Page
+from pagefleet.layout.schema import Bbox, Line, Page
 from pagefleet.layout.segment import line_size, line_text
 
 # The band of a picture's key; a picture of a tenth of the page or more has a band of its own.
@@ -216,8 +216,13 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
         right = max(line["bbox"][2] for _, _, line in upright)
         for bi, li, line in lines:
             x0, _, x1, _ = line["bbox"]
-            if _rotated(line) and (
-                (x1 <= left and x1 <= width * _SIDE) or (x0 >= right and x0 >= width * (1 - _SIDE))
+            if (
+                _rotated(line)
+                and (
+                    (x1 <= left and x1 <= width * _SIDE)
+                    or (x0 >= right and x0 >= width * (1 - _SIDE))
+                )
+                and not _captions_table(line["bbox"], page, width)
             ):
                 yield SIDE, bi, li, line
     placed = sorted(
@@ -257,6 +262,20 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
         last = max(item[0] for item in placed)
         row = [item for item in placed[heads:] if item[1] > last and item[0] >= bottom_edge]
         yield from _edge_row("bottom", row)
+
+
+def _captions_table(box: Bbox, page: Page, width: float) -> bool:
+    """Whether a rotated line stands level with a table, nearer to it than to the page's
+    edge: the caption of a table set sideways (segment reads such a table in its own frame),
+    not a stamp in the margin."""
+    x0, y0, x1, y1 = box
+    edge = min(x0, width - x1)
+    return any(
+        min(y1, b[3]) - max(y0, b[1]) > 0.5 * (y1 - y0) and max(b[0] - x1, x0 - b[2]) < edge
+        for block in page["blocks"]
+        if "rows" in block
+        for b in [block["bbox"]]
+    )
 
 
 def _edge_row(band: str, row: list[_Placed]) -> Iterator[tuple[str, int, int, Line]]:

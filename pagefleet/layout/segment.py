@@ -14,7 +14,9 @@ from itertools import groupby, pairwise
 from statistics import median
 
 from pagefleet.layout.cards import find_cards
+from pagefleet.layout.gutter_tables import split_at_gutter
 from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
+from pagefleet.layout.sideways import find_sideways, turn, turn_back
 from pagefleet.layout.tables import find_unruled, numeric
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
@@ -748,9 +750,15 @@ def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     Lines set upright beside a page of lines set flat (a preprint server's stamp along the
     margin), larger than the flat text, are figure text too: their size would rank them as
     headings. Others stay text: a printer's slug, read as a note; a form's section label set
-    upright in bold at the text's size ("Tax and Credits"), a run-in heading as before.
+    upright in bold at the text's size ("Tax and Credits"), a run-in heading as before. A region
+    set sideways (a landscape table turned onto the page) is read in its own frame, after the
+    rest (:mod:`.sideways`).
     """
-    blocks = _page_blocks(merge_rows(lines), tables)
+    sideways = find_sideways(lines)
+    turned: list[Block] = []
+    if sideways is not None:
+        lines, turned = _read_sideways(lines, *sideways)
+    blocks = _page_blocks(merge_rows(lines), tables) + turned
     upright = [line for line in lines if _is_upright(line["bbox"], line)]
     if not upright or 2 * len(upright) >= len(lines):
         return blocks
@@ -761,6 +769,21 @@ def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
         if any(line_size(ln) > 1.1 * usual for ln in block["lines"]):
             block["fig"] = True
     return blocks
+
+
+def _read_sideways(
+    lines: list[Line], members: list[int], upwards: bool
+) -> tuple[list[Line], list[Block]]:
+    """The page's lines less a region set sideways (see :mod:`~pagefleet.layout.sideways`),
+    and the region's blocks, read in its own frame: its words ordered along its lines, so
+    that the pieces of a line follow one another to be joined, then read as a page is."""
+    inside = set(members)
+    reach = max(max(lines[i]["bbox"][2], lines[i]["bbox"][3]) for i in members)
+    region = [turn(lines[i], upwards, reach) for i in members]
+    order = _rows([line["bbox"] for line in region], list(range(len(region))))
+    blocks = _page_blocks(merge_rows([region[k] for k in order]), ())
+    rest = [line for i, line in enumerate(lines) if i not in inside]
+    return rest, turn_back(blocks, upwards, reach)
 
 
 def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
@@ -859,7 +882,7 @@ def _unruled_tables(
     (see :func:`_across_columns`), nor lists side by side (see :func:`_bulleted`)."""
     boxes = [lines[i]["bbox"] for i in free]
     found: list[tuple[set[int], list[list[str]]]] = []
-    for table_lines, rows in find_unruled(
+    for table_lines, rows in _found_in_columns(
         boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
         members = {free[k] for k in table_lines}
@@ -868,6 +891,25 @@ def _unruled_tables(
         if not _across_columns(boxes, table_lines, len(rows[0])):
             found.append((members, rows))
     return found
+
+
+def _found_in_columns(
+    boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[tuple[list[int], list[list[str]]]]:
+    """The page's tables without rules, those that took lines from two columns looked for
+    again in each column alone (see :mod:`~pagefleet.layout.gutter_tables`)."""
+    found = find_unruled(boxes, texts, sizes)
+    gutter = _gutter(boxes, list(range(len(boxes)))) if len(boxes) >= 4 else None
+    if gutter is None:
+        return found
+
+    def find(idx: list[int]) -> list[tuple[list[int], list[list[str]]]]:
+        some = find_unruled(
+            [boxes[i] for i in idx], [texts[i] for i in idx], [sizes[i] for i in idx]
+        )
+        return [([idx[k] for k in members], rows) for members, rows in some]
+
+    return split_at_gutter(boxes, (gutter[0] + gutter[1]) / 2, found, find)
 
 
 _BULLETED = re.compile(rf"^\s*[{re.escape(BULLETS)}]\s+\S")
