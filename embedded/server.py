@@ -38,6 +38,10 @@ does not need:
   formats moto's S3 writes are read with the standard library's own parsers, to the same
   datetime; anything else still goes to botocore's.
 
+- moto's serializer writes a listing's reply by walking the output shape member by member and
+  looking each value up under every alias it may have: five sixths of the server's CPU for a
+  listing of 36 entries. Here the listing's XML is written directly, byte for byte moto's;
+  anything it does not write (an owner, an empty prefix) still goes to the serializer.
 And three things moto needs: CopyObject conditional on its destination, as S3's is (see
 ``_conditional_copy``), S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
 changed under the queue's own lock (see ``_locked_delete``).
@@ -58,6 +62,7 @@ import socket
 import string
 import threading
 import time
+import xml.sax.saxutils
 from http.server import HTTPServer
 from types import TracebackType
 from typing import Any, NamedTuple, cast
@@ -67,11 +72,13 @@ os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
 
 import moto.core.responses
 import moto.core.serialize
+import moto.settings
 import moto.sqs.models
 from botocore.exceptions import ClientError
 from dateutil.tz import tzutc  # type: ignore[import-untyped]
 from flask import Flask
 from moto.core.request import Request
+from moto.core.responses import ActionResult
 from moto.core.utils import convert_to_flask_response, unix_time
 from moto.moto_api import recorder
 from moto.moto_server.werkzeug_app import (
@@ -289,6 +296,80 @@ def _conditional_copy(self: S3Response) -> Any:
 
 
 S3Response.copy_object = _conditional_copy  # type: ignore[method-assign]
+
+
+# A listing's reply, as moto's serializer writes it (moto/core/serialize.py: the S3 model's
+# member order, xmltodict's escaping, flattened lists, timestamps as ``%Y-%m-%dT%H:%M:%S.000Z``),
+# written directly: the serializer walks the output shape member by member, looking each
+# value up under every alias, five sixths of the server's CPU for a listing of 36 entries.
+_LISTING_HEAD = (
+    '<?xml version="1.0" encoding="utf-8"?>\n'
+    '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+)
+# ListObjectsV2Output's members that moto's list_objects_v2 sets, in the model's order.
+_LISTING_MEMBERS = (
+    "Name", "Prefix", "Delimiter", "MaxKeys", "CommonPrefixes", "EncodingType", "KeyCount",
+    "NextContinuationToken", "StartAfter",
+)  # fmt: skip
+_LISTED_MEMBERS = ("Key", "LastModified", "ETag", "ChecksumAlgorithm", "Size", "StorageClass")
+_moto_serialized = S3Response.serialized
+
+
+def _text(name: str, value: Any) -> str:
+    return f"<{name}>{xml.sax.saxutils.escape(str(value))}</{name}>"
+
+
+def _listing_xml(result: dict[str, Any]) -> str | None:
+    """The reply's body; None where the result holds what this does not write (an owner, a
+    member it does not know, an empty string: xmltodict writes those its own way)."""
+    if (
+        set(result) - {"IsTruncated", "Contents", *_LISTING_MEMBERS}
+        or any(value == "" for value in result.values())
+        or any(set(item) - set(_LISTED_MEMBERS) for item in result["Contents"])
+    ):
+        return None
+    parts = [_LISTING_HEAD, _text("IsTruncated", "true" if result["IsTruncated"] else "false")]
+    for item in result["Contents"]:
+        parts.append("<Contents>")
+        for name in _LISTED_MEMBERS:
+            if name not in item:
+                continue
+            value = item[name]
+            if name == "ChecksumAlgorithm":
+                parts.extend(_text(name, algorithm) for algorithm in value)
+            elif name == "LastModified":
+                parts.append(
+                    _text(name, _parse_timestamp(value).strftime("%Y-%m-%dT%H:%M:%S.000Z"))
+                )
+            else:
+                parts.append(_text(name, value))
+        parts.append("</Contents>")
+    for name in _LISTING_MEMBERS:
+        if name == "CommonPrefixes":
+            parts.extend(
+                f"<{name}>{_text('Prefix', p['Prefix'])}</{name}>" for p in result.get(name, ())
+            )
+        elif name in result:
+            parts.append(_text(name, result[name]))
+    parts.append("</ListBucketResult>")
+    return "".join(parts)
+
+
+def _serialized(self: S3Response, action_result: ActionResult) -> Any:
+    """A listing's reply written by :func:`_listing_xml`, the rest by moto's serializer."""
+    result = action_result.result
+    if (
+        self.data.get("Action") == "ListObjectsV2"
+        and type(action_result) is ActionResult
+        and isinstance(result, dict)
+        and not moto.settings.PRETTIFY_RESPONSES
+        and (body := _listing_xml(result)) is not None
+    ):
+        return 200, {"Content-Type": "application/xml", **self.response_headers}, body
+    return _moto_serialized(self, action_result)
+
+
+S3Response.serialized = _serialized  # type: ignore[method-assign,assignment]
 
 
 class _HostCachingDispatcher(DomainDispatcherApplication):

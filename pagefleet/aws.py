@@ -9,14 +9,16 @@ so that there is exactly one policy to reason about.
 
 from __future__ import annotations
 
+import datetime
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
+from botocore.utils import parse_timestamp
 from tenacity import (
     retry,
     retry_if_exception,
@@ -28,6 +30,7 @@ from pagefleet.settings import Settings
 
 if TYPE_CHECKING:  # the stubs are the dev extra's: mypy reads them, nothing imports them
     import boto3.session
+    import botocore.session
     from aiobotocore.session import ClientCreatorContext
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
@@ -168,8 +171,36 @@ def _session(environment: tuple[tuple[str, str], ...]) -> boto3.session.Session:
     (~0.2 s of CPU), a client from a built one costs ~0.02 s. Keyed by the variables, so a
     process that changes its credentials (a test signing as another role) gets a new one."""
     import boto3  # not at the top: the runner's workers use aiobotocore only (boto3 ~0.1 s)
+    import botocore.session
 
-    return boto3.session.Session()
+    return boto3.session.Session(botocore_session=_parsing_once(botocore.session.Session()))
+
+
+# The timestamps a response holds (Last-Modified, a LIST's LastModified of every key) repeat:
+# one object's in every LIST of its folder, and a second's HTTP date in every reply within it.
+_TIMESTAMPS_KEPT = 4096
+
+
+@lru_cache(maxsize=_TIMESTAMPS_KEPT)
+def parse_timestamp_once(value: str | float) -> datetime.datetime:
+    """botocore's own timestamp parsing (``botocore.utils.parse_timestamp``, its parsers'
+    default), each distinct value parsed once: it hands anything that is not a number to
+    dateutil's general parser, ~0.1 ms a value. A datetime is immutable, so the one parsed
+    value can be given to every response that holds it."""
+    # JSON protocols give epoch seconds as numbers, which botocore's stubs leave out.
+    parsed: datetime.datetime = parse_timestamp(value)  # type: ignore[arg-type]
+    return parsed
+
+
+_Session = TypeVar("_Session", bound="botocore.session.Session")
+
+
+def _parsing_once(session: _Session) -> _Session:
+    """``session``, its clients' response parsers taking :func:`parse_timestamp_once` (the
+    hook botocore offers for it: ``ResponseParserFactory.set_parser_defaults``)."""
+    factory = session.get_component("response_parser_factory")
+    factory.set_parser_defaults(timestamp_parser=parse_timestamp_once)
+    return session
 
 
 @overload
@@ -187,7 +218,7 @@ def async_client(
     from aiobotocore.config import AioConfig
     from aiobotocore.session import get_session  # the runner's; the Lambda package lacks it
 
-    session, config = get_session(), _config(AioConfig)
+    session, config = _parsing_once(get_session()), _config(AioConfig)
     region, endpoint = settings.region, settings.endpoint_url
     if service == "s3":
         return session.create_client("s3", region_name=region, endpoint_url=endpoint, config=config)

@@ -36,18 +36,35 @@ CompletionOutcome = Literal["published", "waiting", "already", "superseded", "un
 DeadCompletionOutcome = CompletionOutcome | Literal["failed", "unrecorded"]
 
 
-# How few chunks, holding how small a share of its pages, a job may still be waiting for when
-# its check has the renderer work ahead (:func:`prepare`). Earlier checks only look: a forecast
-# made with much still out is mostly redone as the rest lands (the furniture and the analysis
-# change), and what it saves at the end is the writing of the chunks already in hand, which a
-# forecast with the last few out saves as well. Measured on the shared corpus (each job's
-# results replayed in the order they landed; the renderer's CPU seconds a round): a forecast
-# at every landing 1.30, with at most two chunks out 1.02, and at most a quarter of the pages
-# too 0.88, none 0.74; the end's own share on the 400-page manual 0.029, 0.028, 0.028 and
-# 0.163 (its tail target is 0.15 s). Two chunks: a job's last chunks convert side by side and
-# may land together.
+# How few chunks, each holding how small a share of its pages, a job may still be waiting for
+# when its check has the renderer work ahead (:func:`prepare`). Earlier checks only look: a
+# forecast made with much still out is mostly redone as the rest lands (the furniture and the
+# analysis change), and what it saves at the end is the writing of the chunks already in hand,
+# which a forecast with the last few out saves as well. Measured on the shared corpus (each
+# job's results replayed in the order they landed; the renderer's CPU seconds a round, session
+# 13): a forecast at every landing 1.30, with at most two chunks out 1.02, and those two a
+# quarter of the pages together 0.88, none 0.74; the end's own share on the 400-page manual
+# 0.029, 0.028, 0.028 and 0.163 (its tail target is 0.15 s). Two chunks: a job's last chunks
+# convert side by side and may land together.
 PREPARE_WHEN_MISSING = 2
 PREPARE_WHEN_LEFT = 0.25
+
+
+def forecasts(manifest: JobManifest, missing: list[ChunkSpec]) -> bool:
+    """Whether a check of ``manifest``'s job, with the chunks ``missing`` still out, has the
+    renderer forecast (:func:`prepare`): at most two out, each at most a quarter of the pages.
+
+    Each, not both together: a job whose check at one chunk out forecasts has then made its
+    first forecast, the one that starts from nothing, a landing earlier, while its last chunks
+    were converting, and the check at one out only adds a chunk to it. The last result's event
+    waits for that check when the two land close together. On the 400-page manual at W=2 (six
+    chunks; the last two hold a third of the pages) that check took 0.18 CPU s with the two
+    counted together and takes 0.04 now; the shared corpus's forecasts and ends, replayed as
+    they landed, 1.12 CPU s a round against 1.13 now, where forecasting at two out whatever
+    their share costs 1.32 (bench/results/2026-12-05-issue28-tail-session15/)."""
+    return len(missing) <= PREPARE_WHEN_MISSING and all(
+        c.pages <= PREPARE_WHEN_LEFT * manifest.pages for c in missing
+    )
 
 
 def complete_job(
@@ -57,7 +74,7 @@ def complete_job(
     any number of times: the one call that writes the record ("published") has ``announce``
     tell the job's end (pagefleet/job_events.py says what that guarantees).
 
-    Once little is still out (:data:`PREPARE_WHEN_MISSING`), each check reads, in this
+    Once little is still out (:func:`forecasts`), each check reads, in this
     warm process, the results that landed since the last one, and has the renderer do what it
     can with them ahead of the end (:func:`prepare`), so when the last chunk lands only its
     share is left: reading it, counting and writing it, checking the others' writing against
@@ -126,8 +143,7 @@ def _complete(bucket: Bucket, job_id: str, announce: Announce | None) -> Complet
     present = bucket.list_etags(keys.results_prefix(job_id))
     missing = [c for c in manifest.chunks if keys.chunk_result(job_id, c.index) not in present]
     if missing:
-        out = sum(c.pages for c in missing)
-        if len(missing) <= PREPARE_WHEN_MISSING and out <= PREPARE_WHEN_LEFT * manifest.pages:
+        if forecasts(manifest, missing):
             prepare(manifest, _results(bucket, manifest, present).leaves)
         return "waiting"
     place = placement(bucket.head, manifest.source.key)

@@ -24,7 +24,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from pagefleet.hidden_layer import PAGE_IMAGE, all_invisible, mostly_not_words
-from pagefleet.pdf import Frame, page_frame
+from pagefleet.pdf import Frame, has_explicit_links, page_frame
 from pagefleet.planning import PlanPolicy
 
 if TYPE_CHECKING:
@@ -55,23 +55,29 @@ class PageCosts:
     text_page_s: float  # what a page with a text layer was estimated at
     # The frames of the pages looked at, by 0-based index (for the outline: see outline_of).
     frames: dict[int, Frame | None] = field(default_factory=dict)
+    # The pages looked at (0-based) that hold no link with a destination array: cutting a chunk
+    # need not load them again to mend its links (pagefleet.pdf.cut_chunk).
+    unlinked: frozenset[int] = frozenset()
 
 
 class _Look(NamedTuple):
     scan: bool
     chars: int | None
     frame: Frame | None
+    linked: bool | None = None  # a link with a destination array; None: not loaded
 
 
 def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> _Look:
     """Whether page ``index`` (0-based) looks like a scan without a usable text layer, its
-    characters if ``count``, and its frame. pdfium's own calls: this runs on every page, and
-    pypdfium2's page objects add a third to each page's load and close."""
+    characters if ``count``, its frame, and whether it has a link with a destination array.
+    pdfium's own calls: this runs on every page, and pypdfium2's page objects add a third to
+    each page's load and close."""
     page = pdfium_c.FPDF_LoadPage(doc.raw, index)
     if not page:  # a page pdfium cannot load fails in the converter, not here
         return _Look(False, None, None)
     try:
         frame = page_frame(page)
+        linked = has_explicit_links(page)
         objects = pdfium_c.FPDFPage_CountObjects(page)
         scan_like = objects <= _SCAN_MAX_OBJECTS and any(
             pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(page, i))
@@ -79,10 +85,10 @@ def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> _Look:
             for i in range(objects)
         )
         if not (scan_like or count):
-            return _Look(False, None, frame)
+            return _Look(False, None, frame, linked)
         textpage = pdfium_c.FPDFText_LoadPage(page)
         if not textpage:
-            return _Look(False, None, frame)
+            return _Look(False, None, frame, linked)
         try:
             chars = max(pdfium_c.FPDFText_CountChars(textpage), 0)
             scan = scan_like and (
@@ -90,7 +96,7 @@ def _look(doc: pdfium.PdfDocument, index: int, *, count: bool) -> _Look:
             )
         finally:
             pdfium_c.FPDFText_ClosePage(textpage)
-        return _Look(scan, chars if count else None, frame)
+        return _Look(scan, chars if count else None, frame, linked)
     finally:
         pdfium_c.FPDF_ClosePage(page)
 
@@ -171,6 +177,7 @@ def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
     ocr_pages: list[int] = []  # 1-based
     chars: list[int] = []
     frames: dict[int, Frame | None] = {}
+    unlinked: set[int] = set()
     deadline = started + _MEASURE_BUDGET_S
     for index in range(pages):
         if not (tell or index in sampled):
@@ -180,6 +187,8 @@ def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
             break
         look = _look(doc, index, count=index in sampled)
         frames[index] = look.frame
+        if look.linked is False:
+            unlinked.add(index)
         if look.scan and tell:
             ocr_pages.append(index + 1)
         elif look.chars is not None:
@@ -189,7 +198,9 @@ def measure_pages(doc: pdfium.PdfDocument, settings: Settings) -> PageCosts:
     seconds = [text_s] * pages
     for number in ocr_pages:
         seconds[number - 1] = ocr_s
-    return PageCosts(seconds, ocr_pages, time.perf_counter() - started, text_s, frames)
+    return PageCosts(
+        seconds, ocr_pages, time.perf_counter() - started, text_s, frames, frozenset(unlinked)
+    )
 
 
 def lanes(settings: Settings) -> int:

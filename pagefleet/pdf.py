@@ -6,7 +6,7 @@ import ctypes
 import io
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from decimal import Decimal
 
 import pypdfium2 as pdfium
@@ -91,14 +91,24 @@ def cut_chunks(
         yield chunk, cut_chunk(doc, chunk)
 
 
-def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec, *, doc_first_page: int = 1) -> bytes:
+def cut_chunk(
+    doc: pdfium.PdfDocument,
+    chunk: ChunkSpec,
+    *,
+    doc_first_page: int = 1,
+    unlinked: Container[int] = (),
+) -> bytes:
     """The chunk's pages as a PDF of their own; ``doc`` starts at page ``doc_first_page`` of
     the document (a chunk's own PDF, cut into halves). A page tree that opens but cannot be
     copied (a /Pages node among its own /Kids) raises :class:`PagefleetError` ``malformed``,
     never the library's own error.
 
     A link whose destination is a page of the chunk leads to the chunk's copy of that page
-    (:func:`with_named_dests`); one whose page is in another chunk leads nowhere."""
+    (:func:`with_named_dests`); one whose page is in another chunk leads nowhere.
+    ``unlinked``: pages of ``doc`` (0-based) known to hold no link with a destination array
+    (:func:`has_explicit_links`, asked where the page was loaded anyway): the import drops
+    nothing of theirs that :func:`_relink_explicit` could give back, so it loads neither them
+    nor their copies."""
     part = pdfium.PdfDocument.new()
     start = chunk.first_page - doc_first_page
     pages = range(start, start + chunk.pages)
@@ -106,7 +116,8 @@ def cut_chunk(doc: pdfium.PdfDocument, chunk: ChunkSpec, *, doc_first_page: int 
         part.import_pages(doc, list(pages))
         data = _saved(part)
         # Reading annotations loads (parses) each page: only where the chunk has a link.
-        dests = _relink_explicit(doc, part, pages) if b"/Subtype/Link" in data else []
+        relink = [at for at, page in enumerate(pages) if page not in unlinked]
+        dests = _relink_explicit(doc, part, pages, relink) if b"/Subtype/Link" in data else []
         if dests:
             data = _saved(part)
     except Exception as exc:
@@ -222,10 +233,12 @@ def _named_dests(
 
 
 def _relink_explicit(
-    doc: pdfium.PdfDocument, part: pdfium.PdfDocument, pages: range
+    doc: pdfium.PdfDocument, part: pdfium.PdfDocument, pages: range, looked: list[int]
 ) -> list[tuple[bytes, int, str]]:
     """Give back, by a name of the chunk's own, each link destination array of ``pages`` that
     the import dropped though its page is in the chunk: (name, page of ``part``, view) each.
+    Only the pages ``looked`` (of ``part``, 0-based) are looked at: the others hold no such
+    link (see :func:`cut_chunk`).
 
     pdfium copies a page's objects in page order and drops an array that references a page it
     has not copied yet (CPDF_PageOrganizer::GetNewObjId returns 0 for a /Type /Page object,
@@ -233,11 +246,11 @@ def _relink_explicit(
     chunk keeps its /Dest, one to a later page loses it. Such a link's annotation gets /Dest
     (a name) again, the only kind of value pdfium's annotation calls write."""
     dests: list[tuple[bytes, int, str]] = []
-    for at, source in enumerate(pages):
+    for at in looked:
+        source = pages[at]
         # Loading a page parses its content (~0.4 ms): the source page is loaded only where
-        # its copy has a link without /Dest, the only kind _dropped_dest can answer for; most
-        # pages of a linked chunk have none (on the shared set, 184 of 598). pdfium's own
-        # calls, as pypdfium2's page objects add a third to each load and close (costs.py).
+        # its copy has a link without /Dest, the only kind _dropped_dest can answer for. pdfium's
+        # own calls, as pypdfium2's page objects add a third to each load and close (costs.py).
         dst = pdfium_c.FPDF_LoadPage(part.raw, at)
         if not dst:
             continue
@@ -282,6 +295,28 @@ def _lost_dest(page: pdfium_c.FPDF_PAGE, index: int) -> bool:
         pdfium_c.FPDFPage_CloseAnnot(annot)
 
 
+def has_explicit_links(page: pdfium_c.FPDF_PAGE) -> bool:
+    """Whether a loaded page has a link annotation whose /Dest is an array: the only kind of
+    link whose destination the import can drop and :func:`_dropped_dest` gives back."""
+    for index in range(pdfium_c.FPDFPage_GetAnnotCount(page)):
+        annot = pdfium_c.FPDFPage_GetAnnot(page, index)
+        if not annot:
+            continue
+        try:
+            if _explicit_link(annot):
+                return True
+        finally:
+            pdfium_c.FPDFPage_CloseAnnot(annot)
+    return False
+
+
+def _explicit_link(annot: pdfium_c.FPDF_ANNOTATION) -> bool:
+    return bool(
+        pdfium_c.FPDFAnnot_GetSubtype(annot) == pdfium_c.FPDF_ANNOT_LINK
+        and pdfium_c.FPDFAnnot_GetValueType(annot, b"Dest") == pdfium_c.FPDF_OBJECT_ARRAY
+    )
+
+
 def _dropped_dest(
     doc: pdfium.PdfDocument, src: pdfium_c.FPDF_PAGE, index: int
 ) -> tuple[int, str] | None:
@@ -291,10 +326,7 @@ def _dropped_dest(
     if not annot:
         return None
     try:
-        if (
-            pdfium_c.FPDFAnnot_GetSubtype(annot) != pdfium_c.FPDF_ANNOT_LINK
-            or pdfium_c.FPDFAnnot_GetValueType(annot, b"Dest") != pdfium_c.FPDF_OBJECT_ARRAY
-        ):
+        if not _explicit_link(annot):
             return None
         dest = pdfium_c.FPDFLink_GetDest(doc.raw, pdfium_c.FPDFAnnot_GetLink(annot))
         if not dest:

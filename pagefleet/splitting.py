@@ -79,8 +79,8 @@ def split_upload(
         _fail(bucket, source, exc, time.time() - started, announce)
         return "failed"
     try:
-        manifest = _write_manifest(source, doc, size, bucket, settings, started)
-        _publish_chunks(doc, manifest, size, bucket, chunks)
+        manifest, unlinked = _write_manifest(source, doc, size, bucket, settings, started)
+        _publish_chunks(doc, manifest, size, bucket, chunks, unlinked)
     except PagefleetError as exc:  # too large a manifest, or no range could be cut: none sent
         _fail(bucket, source, exc, time.time() - started, announce)
         return "failed"
@@ -144,9 +144,10 @@ def _write_manifest(
     bucket: Bucket,
     settings: Settings,
     started: float,
-) -> JobManifest:
+) -> tuple[JobManifest, frozenset[int]]:
     """The plan, written before any chunk is sent: a result never precedes its manifest.
-    ``size``: the upload's bytes, which bound what of the PDF the manifest holds."""
+    ``size``: the upload's bytes, which bound what of the PDF the manifest holds. Returned
+    with the pages the measuring found without links to mend (PageCosts.unlinked)."""
     costs = measure_pages(doc, settings)
     policy = plan_policy(settings, costs)
     total = sum(costs.seconds)
@@ -177,8 +178,8 @@ def _write_manifest(
         )
     except PreconditionFailed:
         # An earlier or concurrent run of this event planned it; its manifest is the job's.
-        return JobManifest.model_validate_json(bucket.get(keys.manifest(source.job_id)))
-    return manifest
+        manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(source.job_id)))
+    return manifest, costs.unlinked
 
 
 def _checked_manifest(manifest: JobManifest, size: int) -> bytes:
@@ -200,7 +201,12 @@ def _checked_manifest(manifest: JobManifest, size: int) -> bytes:
 
 
 def _publish_chunks(
-    doc: pdfium.PdfDocument, manifest: JobManifest, size: int, bucket: Bucket, chunks: Queue
+    doc: pdfium.PdfDocument,
+    manifest: JobManifest,
+    size: int,
+    bucket: Bucket,
+    chunks: Queue,
+    unlinked: frozenset[int],
 ) -> None:
     """Cut, write and announce the chunks in order, a batch of messages as soon as its chunks
     are written, so runners start while later chunks are still being cut: the first batch as
@@ -217,7 +223,7 @@ def _publish_chunks(
         pending: list[tuple[ChunkSpec, Future[Written]]] = []
         for chunk in manifest.chunks:
             try:
-                pdf = _cut(doc, chunk, room)
+                pdf = _cut(doc, chunk, room, unlinked)
             except PagefleetError as exc:
                 uncut.append((chunk, exc))
             else:
@@ -235,9 +241,9 @@ def _publish_chunks(
         write_result(bucket, failed_result(manifest.job_id, chunk, error, attempts=1))
 
 
-def _cut(doc: pdfium.PdfDocument, chunk: ChunkSpec, room: int) -> bytes:
+def _cut(doc: pdfium.PdfDocument, chunk: ChunkSpec, room: int, unlinked: frozenset[int]) -> bytes:
     """The chunk's PDF, if it fits in the ``room`` (bytes) the job's chunks have left."""
-    pdf = cut_chunk(doc, chunk) if room > 0 else b""
+    pdf = cut_chunk(doc, chunk, unlinked=unlinked) if room > 0 else b""
     if not 0 < len(pdf) <= room:
         raise PagefleetError(
             ErrorCode.TOO_LARGE,

@@ -21,7 +21,7 @@ import pypdfium2 as pdfium
 from pagefleet import keys
 from pagefleet.models import JobManifest, JobRecord, chunk_of, parsed
 from pagefleet.outbox import placement, published_job
-from pagefleet.storage import Bucket, NotFound
+from pagefleet.storage import Bucket, NotFound, Written
 
 HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: a LIST per folder, this many
 LOOK_INTERVAL_S = 0.1
@@ -32,8 +32,12 @@ CHUNKS_LOOK_S = 2.0
 
 
 def upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> str:
-    """Put ``data`` at ``inbox/<rel><suffix>``; returns the key."""
-    return put_upload(bucket, rel, data, suffix).key
+    """Put ``data`` at ``inbox/<rel><suffix>``; returns the key. One PUT: what the key's record
+    says before it is read only for an :class:`Upload` (:func:`put_upload`), which awaits
+    this upload's record and not an earlier one's."""
+    key = keys.inbox_key(rel, suffix)
+    _put(bucket, key, data)
+    return key
 
 
 class Upload(NamedTuple):
@@ -55,8 +59,11 @@ class Upload(NamedTuple):
 def put_upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> Upload:
     key = keys.inbox_key(rel, suffix)
     replaces = published_job(bucket, key)
-    written = bucket.put(key, data, content_type="application/pdf")
-    return Upload(key, written.version_id, replaces)
+    return Upload(key, _put(bucket, key, data).version_id, replaces)
+
+
+def _put(bucket: Bucket, key: str, data: bytes) -> Written:
+    return bucket.put(key, data, content_type="application/pdf")
 
 
 def await_records(

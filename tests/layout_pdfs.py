@@ -6,6 +6,7 @@ plain English so word-level assertions stay readable.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -722,6 +723,24 @@ def logo_pages(folder: Path, pages: int = 3) -> Path:
         if number == 2:
             pdf.image(str(photo(folder)), x=20, y=pdf.get_y(), w=60)
     path = folder / "logo_pages.pdf"
+    pdf.output(str(path))
+    return path
+
+
+def deck_with_a_figure(folder: Path, shown: Sequence[int], pages: int = 10) -> Path:
+    """A logo in the corner of every page and a big figure (half the page wide) on the pages
+    ``shown``, as a slide deck shows its pipeline diagram again where it speaks of it."""
+    pdf = _new()
+    logo = str(photo(folder, (64, 64)))
+    figure = str(photo(folder))
+    for number in range(1, pages + 1):
+        if number > 1:
+            pdf.add_page()
+        pdf.image(logo, x=180, y=8, w=15)
+        _para(pdf, f"Slide {number} of the survey. " + LOREM)
+        if number in shown:
+            pdf.image(figure, x=20, y=pdf.get_y(), w=120)
+    path = folder / f"deck_{len(shown)}_of_{pages}.pdf"
     pdf.output(str(path))
     return path
 

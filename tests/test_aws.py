@@ -4,6 +4,7 @@ counted on the wire against a server that answers every request with a 500."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
@@ -105,3 +106,40 @@ def test_a_client_signs_with_the_credentials_the_environment_holds_when_it_is_ma
         with pytest.raises(ClientError):
             head(Bucket(aws.client("s3", Settings(endpoint_url=failing_endpoint)), "b"), "k")
         assert Failing.access_keys == {key}
+
+
+def test_clients_read_each_timestamp_as_botocore_does_parsing_it_once(
+    settings: Settings,
+) -> None:
+    """Every client, boto3's and aiobotocore's, reads a reply's timestamps (a HEAD's
+    Last-Modified, a LIST's LastModified of each key) as botocore's own parser does, and a
+    value met again (the same key in the next LIST) is not parsed again."""
+    import boto3
+
+    use_fake_credentials()
+    s3 = aws.client("s3", settings)
+    plain = boto3.session.Session().client(
+        "s3", region_name=settings.region, endpoint_url=settings.endpoint_url
+    )
+    s3.create_bucket(Bucket=settings.bucket)
+    for key in ("a/1", "a/2"):
+        s3.put_object(Bucket=settings.bucket, Key=key, Body=b"x")
+    aws.parse_timestamp_once.cache_clear()
+    listed = s3.list_objects_v2(Bucket=settings.bucket, Prefix="a/")["Contents"]
+    parsed = aws.parse_timestamp_once.cache_info().misses
+    assert parsed >= 1
+    assert s3.list_objects_v2(Bucket=settings.bucket, Prefix="a/")["Contents"] == listed
+    assert aws.parse_timestamp_once.cache_info().misses == parsed
+    assert listed == plain.list_objects_v2(Bucket=settings.bucket, Prefix="a/")["Contents"]
+    head = s3.head_object(Bucket=settings.bucket, Key="a/1")["LastModified"]
+    assert head == plain.head_object(Bucket=settings.bucket, Key="a/1")["LastModified"]
+    assert head.tzinfo is not None and head.utcoffset() == datetime.timedelta(0)
+
+    async def async_head() -> datetime.datetime:
+        async with aws.async_client("s3", settings) as client:
+            reply = await client.head_object(Bucket=settings.bucket, Key="a/1")
+            return reply["LastModified"]
+
+    hits = aws.parse_timestamp_once.cache_info().hits
+    assert asyncio.run(async_head()) == head
+    assert aws.parse_timestamp_once.cache_info().hits > hits

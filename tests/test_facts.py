@@ -15,9 +15,12 @@ from tests import (
     facts_pdfs,
     facts_pdfs_facts31,
     facts_pdfs_furniture,
+    facts_pdfs_grid31,
+    facts_pdfs_labels31,
     facts_pdfs_ocr,
     facts_pdfs_order,
     facts_pdfs_order31,
+    facts_pdfs_order31c,
     facts_pdfs_ruled,
     facts_pdfs_table31c,
     facts_pdfs_tables31,
@@ -199,6 +202,19 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_tables31.flag_key_table,
     # A report set all in Courier: its table of figures among the title lines and a note.
     facts_pdfs_tables31.monospaced_report,
+    # A table without rules in one column of two, its rows level with the other column's prose.
+    facts_pdfs_order31c.table_beside_prose,
+    # Two tables without rules side by side, one a column, rows on different pitches.
+    facts_pdfs_order31c.tables_side_by_side,
+    # A table turned a quarter to the left on a portrait page: read in its own frame.
+    facts_pdfs_order31c.sideways_table,
+    # The same turned a quarter to the right: its lines read downwards.
+    facts_pdfs_order31c.sideways_table_downwards,
+    # Grids of cards of labels and values (3 across, 2x2): card by card, not a table's rows.
+    facts_pdfs_grid31.voter_cards,
+    facts_pdfs_grid31.permit_cards,
+    # A diagram of filled boxes and arrows: its labels read after its picture, row by row.
+    facts_pdfs_labels31.survey_diagram,
     # Dot-leader labels, three groups of three numeric columns with rules between the groups only.
     facts_pdfs_table31c.licence_table,
 ]

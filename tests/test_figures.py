@@ -18,10 +18,11 @@ from PIL import Image
 
 from pagefleet.keys import ASSET_LINK_PREFIX, ASSET_NAME_BYTES
 from pagefleet.layout import ChunkLayout, render_chunks, render_document
-from pagefleet.layout.schema import Page
-from pagefleet.layout.segment import BULLETS
+from pagefleet.layout.schema import ImageBlock, Line, Page, Span
+from pagefleet.layout.segment import BULLETS, line_text
 from pagefleet.settings import Settings
 from runner.converters.text_layer import TextLayerConverter, convert_document, extract_pages
+from runner.converters.text_layer.figures import Picture, labels_to_pictures
 from tests import layout_pdfs
 from tests.conftest import corpus_dir
 
@@ -120,9 +121,11 @@ def test_a_drawing_is_rendered_its_labels_with_it_and_its_caption_stays_text(
     chart = "page-00001-figure-1.png"
     at = markdown.index(_link(chart))
     assert markdown.index("The stations were read") < at < markdown.index("Figure 1: Rain")
-    # The labels are in the picture, not the text: ticks, bar names, the legend.
-    assert "Rain (mm)" not in markdown
-    assert not re.search(r"^\s*(?:0 10|A B C)", markdown, re.MULTILINE)
+    # The labels are in the picture, and after it as text, a label a line, top to bottom and
+    # left to right: the legend, the bars' names. The axis's ticks, numbers alone, say nothing
+    # without the picture and stay in it only.
+    assert f"{_link(chart)}\n\nRain (mm)\nA\nB\nC\nD\nE\n\nFigure 1: Rain" in markdown
+    assert not re.search(r"^\s*(?:0|0 10)$", markdown, re.MULTILINE)
     with Image.open(assets / chart) as rendered:
         # 90 mm of axis, its tick labels and legend, at twice the page's resolution.
         assert 500 < rendered.width < 620 and 280 < rendered.height < 360
@@ -184,9 +187,27 @@ def test_a_picture_on_every_page_is_furniture(tmp_path: Path) -> None:
     assert render_chunks(chunks) == markdown
 
 
+@pytest.mark.parametrize(("shown", "kept"), [((2, 5, 8), True), ((1, 2, 4, 5, 7, 9), False)])
+def test_a_big_picture_is_furniture_only_on_half_the_pages(
+    tmp_path: Path, shown: tuple[int, ...], kept: bool
+) -> None:
+    # grobid's slides show their pipeline diagram on 3 of 38 slides: content, though a logo on
+    # that many pages would be furniture; a template's picture on most slides is not.
+    pdf = layout_pdfs.deck_with_a_figure(tmp_path, shown)
+    markdown = convert_document(pdf, ocr="off")
+    figures = [_link(f"page-{n:05d}-image-2.png") for n in shown] if kept else []
+    assert re.findall(r"!\[\]\(.*?\)", markdown) == figures  # the logo never
+    chunks = [
+        ChunkLayout.of(extract_pages(chunk, first, ocr="off"), ())
+        for chunk, first in layout_pdfs.split(pdf, tmp_path, 3)
+    ]
+    assert render_chunks(chunks) == markdown
+
+
 def test_a_plot_over_gridlines_is_a_drawing_and_an_empty_form_a_table(tmp_path: Path) -> None:
     markdown = convert_document(layout_pdfs.plot_on_grid(tmp_path), ocr="off")
-    assert _link("page-00001-figure-1.png") in markdown and "upper gauge" not in markdown
+    # The legend is the drawing's label: in the picture, and under it as text.
+    assert f"{_link('page-00001-figure-1.png')}\n\nupper gauge\n\n" in markdown
     assert markdown.count("| --- | --- | --- |") == 1
     assert "| Station | Depth | Signed |\n| --- | --- | --- |\n|  |  |  |" in markdown
 
@@ -195,3 +216,83 @@ def test_a_table_set_in_courier_under_its_head_stays_a_table(tmp_path: Path) -> 
     markdown = convert_document(layout_pdfs.courier_table(tmp_path))
     head = "| Station | Depth | Kind |\n| --- | --- | --- |\n| G0 | 0.0 | river |\n"
     assert head in markdown and "```" not in markdown
+
+
+def _line(x: float, y: float, text: str, size: float = 10, bold: bool = False) -> Line:
+    span: Span = {"t": text, "s": size, "b": True} if bold else {"t": text, "s": size}
+    return {"bbox": [x, y, x + 0.5 * size * len(text), y + size], "spans": [span]}
+
+
+def test_a_drawings_labels_wait_with_it_and_are_never_headings() -> None:
+    # A drawing at the top of page 2, before the rest of a sentence page 1 left open; its
+    # labels set bold and larger than the body, alone on their rows, as a heading would be.
+    words = "the samples were sieved and weighed before the lab"
+    page1: Page = {
+        "number": 1,
+        "ocr": False,
+        "width": 612,
+        "height": 792,
+        "blocks": [
+            {
+                "bbox": [72, 600, 400, 636],
+                "lines": [_line(72, 600 + 12 * i, words) for i in range(3)],
+            }
+        ],
+    }
+    labels = [
+        [_line(90, 80, "Sieving", 14, True)],
+        [_line(90, 150, "Lab", 14, True), _line(90, 166, "analysis", 14, True)],
+        [_line(90, 182, "+ Sample: Sieve [0..1]")],
+    ]
+    drawing: ImageBlock = {
+        "bbox": [72, 60, 400, 200],
+        "image": "page-00002-figure-1.png",
+        "key": "0123456789abcdef",
+        "labels": labels,
+    }
+    page2: Page = {
+        "number": 2,
+        "ocr": False,
+        "width": 612,
+        "height": 792,
+        "blocks": [
+            drawing,
+            {"bbox": [72, 220, 400, 230], "lines": [_line(72, 220, "analysed them.")]},
+        ],
+    }
+    markdown = render_document([page1, page2])
+    assert markdown == (
+        " ".join([words] * 3)
+        + " analysed them.\n\n"
+        + _link("page-00002-figure-1.png")
+        + "\n\nSieving\nLab analysis\n\\+ Sample: Sieve \\[0..1\\]\n"
+    )
+
+
+def test_a_drawings_labels_are_read_row_by_row_each_whole() -> None:
+    # A slide's pipeline: "PDF file" over a row of boxes, the row one run of text cut where it
+    # crosses from box to box, a box's name on two lines ("Segmented" over "document"), the
+    # caption under it, a tick's number and a line beside the drawing.
+    cut = _line(300, 200, "biblio")
+    cut["cut"] = True
+    lines = [
+        _line(72, 100, "PDF file"),
+        _line(200, 200, "cover"),
+        cut,
+        _line(80, 195, "Segmented"),
+        _line(80, 206, "document"),
+        _line(420, 150, "100"),
+        _line(72, 260, "Figure 2: The segmentation."),
+        _line(600, 150, "Beside the drawing."),
+    ]
+    drawing = Picture([60, 90, 500, 240], "page-00001-figure-1.png", "0123456789abcdef")
+    kept = labels_to_pictures(lines, [drawing])
+    assert kept == [lines[6], lines[7]]
+    assert [[line_text(ln) for ln in label] for label in drawing.labels] == [
+        ["PDF file"],
+        ["Segmented", "document"],
+        ["cover"],
+        ["biblio"],
+    ]
+    assert all("cut" not in ln for label in drawing.labels for ln in label)
+    assert "labels" in drawing.block() and "labels" not in Picture([0, 0, 1, 1], "i", "k").block()

@@ -435,3 +435,81 @@ def test_a_request_s_headers_are_read_as_the_email_parser_reads_them(
     defects = [type(defect) for defect in theirs.defects]
     assert {**vars(ours), "defects": defects} == {**vars(theirs), "defects": defects}
     assert [type(defect) for defect in ours.defects] == defects
+
+
+def _listings(
+    moto_server: MotoServer, settings: Settings
+) -> list[tuple[int, dict[str, str], bytes]]:
+    """The raw replies to listings of keys that need escaping, with and without S3's URL
+    encoding, a delimiter, pages, a start, an owner, checksums, an empty prefix, no keys."""
+    replies: list[tuple[int, dict[str, str], bytes]] = []
+    name = settings.bucket.encode()
+
+    def keep(http_response: Any, **_: Any) -> None:
+        headers = {
+            k.lower(): v for k, v in http_response.headers.items() if k.lower() not in _PER_REQUEST
+        }
+        body = re.sub(rb"<NextContinuationToken>[^<]*<", b"<", http_response.content)
+        # The two runs' objects are written seconds apart: their times' digits differ, their
+        # format must not.
+        body = re.sub(
+            rb"<LastModified>[^<]*<",
+            lambda m: re.sub(rb"\d", b"0", m.group()),
+            body,
+        )
+        replies.append((http_response.status_code, headers, body.replace(name, b"NAME")))
+
+    s3 = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    raw = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    raw.meta.events.unregister(  # keys as they are, not URL-encoded
+        "before-parameter-build.s3.ListObjectsV2",
+        botocore.handlers.set_list_objects_encoding_type_url,
+    )
+    bucket = settings.bucket
+    s3.create_bucket(Bucket=bucket)
+    names = ["r/a&b<c>\"d'\u00e9.json", "r/a b.md", "r/a.assets/x.png", "r/z\t.json", "s/1"]
+    for n, key in enumerate(names):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x" * n, ChecksumAlgorithm="SHA256")
+    s3.put_object(Bucket=bucket, Key="r/plain.json", Body=b"")
+    for client in (s3, raw):
+        client.meta.events.register("after-call.s3.ListObjectsV2", keep)
+        for kwargs in (
+            {"Prefix": "r/"},
+            {"Prefix": "r/", "Delimiter": "/"},
+            {"Prefix": "r/", "Delimiter": "."},
+            {"Prefix": "r/", "MaxKeys": 2},
+            {"Prefix": "r/", "StartAfter": "r/a b.md"},
+            {"Prefix": "r/", "FetchOwner": True},
+            {"Prefix": "r/a&b<"},
+            {"Prefix": "none/"},
+            {},
+        ):
+            client.list_objects_v2(Bucket=bucket, **kwargs)
+    return replies
+
+
+def test_a_listing_is_the_reply_moto_s_serializer_writes(
+    moto_server: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing's reply is written directly (embedded/server.py, _listing_xml), byte for byte
+    what moto's serializer writes, which is still asked for what the listing leaves to it."""
+    written: list[str | None] = []
+    listing_xml = server_module._listing_xml
+
+    def counted(result: dict[str, Any]) -> str | None:
+        written.append(listing_xml(result))
+        return written[-1]
+
+    monkeypatch.setattr(server_module, "_listing_xml", counted)
+    settings = fresh_settings(moto_server)
+    direct = _listings(moto_server, settings)
+    assert len(written) == len(direct) == 18
+    assert sum(body is not None for body in written) == 14  # an owner and all keys: moto's
+    monkeypatch.setattr(moto.s3.responses.S3Response, "serialized", server_module._moto_serialized)
+    moto_s = _listings(moto_server, fresh_settings(moto_server))
+    assert len(written) == 18
+    assert moto_s == direct
+    bodies = b"".join(body for _, _, body in direct)
+    assert (
+        b"&amp;b&lt;c&gt;" in bodies and b"%26b%3Cc%3E" in bodies and b"<CommonPrefixes>" in bodies
+    )

@@ -13,7 +13,7 @@ from pagefleet.models import ErrorInfo, JobRecord, Source
 from pagefleet.outbox import Stored, Superseded, publish
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
-from pagefleet.submission import await_records
+from pagefleet.submission import await_records, put_upload, upload
 
 REL = "reports/q3"
 
@@ -279,3 +279,26 @@ def test_an_asset_is_copied_from_where_it_is_stored_exactly_once(bucket: Bucket)
     again = bucket.head(asset)
     assert again is not None and again["LastModified"] == first["LastModified"]
     assert again.get("VersionId") == first.get("VersionId")
+
+
+def test_an_upload_is_one_put_and_an_awaited_upload_reads_the_record_first(
+    bucket: Bucket,
+) -> None:
+    """upload() is what the bench and the rehearsals submit with, and nothing of it reads what
+    the key's record says: one request. put_upload() reads it first (an HEAD per record name
+    it looks at), so that the record of an earlier upload is not taken for this one's."""
+    calls: list[str] = []
+    for name in ("head", "put", "get", "list_etags"):
+        method = getattr(bucket, name)
+
+        def spy(*args: Any, _name: str = name, _method: Any = method, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _method(*args, **kwargs)
+
+        setattr(bucket, name, spy)
+    assert upload(bucket, "once/a", b"%PDF-1.4") == keys.inbox_key("once/a")
+    assert calls == ["put"]
+    calls.clear()
+    published = put_upload(bucket, "once/a", b"%PDF-1.4")
+    assert calls[-1] == "put" and set(calls[:-1]) == {"head"}
+    assert published.key == keys.inbox_key("once/a") and published.replaces is None

@@ -14,8 +14,10 @@ import pytest
 from fpdf import FPDF
 from pdftext.pdf.links import get_links
 
+from pagefleet.costs import measure_pages
 from pagefleet.models import ChunkSpec
 from pagefleet.pdf import cut_chunk, cut_halves, linked_names
+from pagefleet.settings import Settings
 from tests.conftest import corpus_dir
 
 PAGES = 6
@@ -159,6 +161,58 @@ def test_only_pages_whose_copy_lost_a_link_are_read_again(tmp_path, monkeypatch)
     assert loaded == [0]
     assert [link[1] for link in link_targets(part, 0)] == [2]
     assert [link[1] for link in link_targets(part, 1)] == [1]
+
+
+# What pdfium writes new at every save: a cut's bytes less these are the same for the same cut.
+_PER_SAVE = re.compile(rb"/ID\s*\[\s*<[0-9A-Fa-f]*>\s*<[0-9A-Fa-f]*>\s*\]|/CreationDate\(D:\d+\)")
+
+
+def test_pages_measured_without_explicit_links_are_not_loaded_to_cut(tmp_path, monkeypatch) -> None:
+    """The splitter's measuring loads every page anyway, and tells which hold a link with a
+    destination array (the one kind the import can drop): a cut loads none of the others, nor
+    their copies, and writes the same chunk. Page 1 links to page 3 by an array (dropped by
+    the import, given back), page 2 to page 1 by name, page 3 to a URL; page 4 has no link."""
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    for _ in range(4):
+        pdf.add_page()
+    pdf.set_link(name="top", y=10, page=1)
+    pdf.page = 1
+    pdf.cell(0, 10, "to page 3", link=pdf.add_link(y=10, page=3))
+    pdf.page = 2
+    pdf.cell(0, 10, "to the top", link="#top")
+    pdf.page = 3
+    pdf.cell(0, 10, "away", link="https://example.org/")
+    pdf.output(str(tmp_path / "four.pdf"))
+    doc = pdfium.PdfDocument(tmp_path / "four.pdf")
+    costs = measure_pages(doc, Settings(ocr="auto"))
+    assert costs.unlinked == {1, 2, 3}
+    chunk = ChunkSpec(index=0, first_page=1, last_page=4)
+    loaded: list[int] = []
+    load = pdfium_c.FPDF_LoadPage
+
+    def counting(document, index):  # type: ignore[no-untyped-def]
+        loaded.append(index)
+        return load(document, index)
+
+    monkeypatch.setattr(pdfium_c, "FPDF_LoadPage", counting)
+    data = cut_chunk(doc, chunk, unlinked=costs.unlinked)
+    assert loaded == [0, 0]  # page 1's copy, then page 1 itself: nothing else
+    loaded.clear()
+    assert _PER_SAVE.sub(b"", data) == _PER_SAVE.sub(b"", cut_chunk(doc, chunk))
+    # Without them known: every copy, and the source of each copy with a link without /Dest
+    # (page 1's, whose array was dropped, and page 3's URL).
+    assert loaded == [0, 0, 1, 2, 2, 3]
+    assert [link[1] for link in link_targets(pdfium.PdfDocument(data), 0)] == [3]
+
+
+def test_only_the_pages_looked_at_are_known_without_links(tmp_path) -> None:
+    """A page the measuring did not load (only a sample is, where scans need not be told
+    apart) is not taken to hold no link."""
+    doc = pdfium.PdfDocument(linked_pdf(tmp_path / "linked.pdf"))
+    costs = measure_pages(doc, Settings(ocr="off"))
+    assert costs.unlinked <= costs.frames.keys()
+    assert not costs.unlinked  # every page of this one links by an array
 
 
 def test_the_update_is_a_well_formed_incremental_update(tmp_path) -> None:

@@ -4,6 +4,7 @@ whether their levels step as the outline's do."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -20,24 +21,59 @@ class HeadingScore:
     levels: float | None  # share of consecutive found titles whose level steps agree
 
 
-def _holds(heading: list[str], title: list[str]) -> bool:
-    """Whether the words of ``title`` are in ``heading``, in order."""
-    if not title:
+def _bare(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+@dataclass(frozen=True)
+class _Words:
+    words: list[str]
+    bare: list[str]  # the same words without their accents
+
+
+def _read(words_: list[str]) -> _Words:
+    return _Words(words_, [_bare(w) for w in words_])
+
+
+def _holds(heading: _Words, title: _Words) -> bool:
+    """Whether the words of ``title`` are in ``heading`` in order, or its letters are those of
+    a run of the heading's words.
+
+    The second reading is for word breaks the two texts make differently: a bookmark's
+    hyphen where the page sets an em dash ("FDCs-magnitude", one word, against "FDCs",
+    "magnitude"), or a bookmark holding TeX's accent markup ("Lema{^i }tre") for the page's
+    "Lemaître". The run starts and ends at word breaks, so "Art" is not held by "Start".
+    """
+    if not title.words:
         return False
-    it = iter(heading)
-    return all(w in it for w in title)
+    it = iter(heading.words)
+    if all(w in it for w in title.words):
+        return True
+    letters = "".join(title.bare)
+    for start in range(len(heading.bare)):
+        run = ""
+        for word in heading.bare[start:]:
+            run += word
+            if not letters.startswith(run):
+                break
+            if run == letters:
+                return True
+    return False
 
 
 def heading_score(markdown: str, outline: Sequence[dict[str, Any]]) -> HeadingScore:
     """Outline titles found as headings, in outline order.
 
     A heading holds a title when the title's words are in it in order, so a heading carrying
-    a number or a date its bookmark lacks ("Exhibit 2.3.59-1 (07-01-2019) Command Code") counts.
+    a number or a date its bookmark lacks ("Exhibit 2.3.59-1 (07-01-2019) Command Code") counts,
+    or when the title's letters are those of a run of the heading's words (``_holds``).
     """
     if not outline:
         return HeadingScore(None, None)
-    headings = [(len(m.group(1)), markdown_words(m.group(2))) for m in _HEADING.finditer(markdown)]
-    titles = [words(entry["title"]) for entry in outline]
+    headings = [
+        (len(m.group(1)), _read(markdown_words(m.group(2)))) for m in _HEADING.finditer(markdown)
+    ]
+    titles = [_read(words(entry["title"])) for entry in outline]
     # The most titles matched in order (an LCS with "holds" as the match): a greedy walk
     # would let one title matched too far ahead (a running head set as a heading) lose all
     # the titles before that point.

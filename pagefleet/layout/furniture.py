@@ -10,7 +10,8 @@ its page number and no smaller than the body text, or when the number it starts 
 runs with the page numbers (56 on one page, 57 on the next) on enough pages; a line in the page's
 outermost row that no gap sets off is furniture when its text is furniture where a gap does set
 it off, or when it is a page number alone in the row; a picture is furniture when it recurs on
-enough pages.
+enough pages, and a big one (a tenth of the page or more) when it is on half the pages: a slide
+deck shows its pipeline diagram again on a few slides, and its template's background on all.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from pagefleet.layout.schema import Line, Page
+from pagefleet.layout.schema import Bbox, Line, Page
 from pagefleet.layout.segment import line_size, line_text
 
-# The band of a picture's key.
+# The band of a picture's key; a picture of a tenth of the page or more has a band of its own.
 PICTURE = "picture"
+BIG_PICTURE = "big picture"
+_BIG = 0.1
 # A rotated line beside the body, in a side margin: a stamp ("arXiv:...", a printer's slug).
 SIDE = "side"
 # A top-margin line smaller than the page's body text: a running head on a document too short
@@ -112,7 +115,7 @@ def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
         LineRef(pi, bi, li)
         for pi, found in enumerate(margins)
         for key, places in found.items()
-        if key in furniture and key.band != PICTURE
+        if key in furniture and key.band not in (PICTURE, BIG_PICTURE)
         for bi, li in places
     }
 
@@ -132,9 +135,13 @@ def furniture_among(
         key
         for key in keys
         if key.band == SIDE
+        or (key.band == BIG_PICTURE and recurs(key) and 2 * counts[key] >= seen)
         or (key.band in (SMALL_HEAD, SHORT_FOOT) and total <= _SHORT)
         or (key.band.endswith(EDGE) and recurs(key._replace(band=key.band.removesuffix(EDGE))))
-        or (key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE) and recurs(key))
+        or (
+            key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE, BIG_PICTURE)
+            and recurs(key)
+        )
         or (key.band in ("top", "bottom") and _PAGE_NUMBER.match(key.text))
     )
 
@@ -183,9 +190,12 @@ def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
             found.setdefault(MarginKey(band + FOLIO, offset, round(size)), []).append((bi, li))
         if band == "bottom" and foot:
             found.setdefault(MarginKey(SHORT_FOOT, key, round(size)), []).append((bi, li))
+    area = (page["width"] * page["height"]) or 1.0
     for bi, block in enumerate(page["blocks"]):
         if "key" in block:
-            found.setdefault(MarginKey(PICTURE, block["key"]), []).append((bi, -1))
+            x0, y0, x1, y1 = block["bbox"]
+            band = BIG_PICTURE if (x1 - x0) * (y1 - y0) >= _BIG * area else PICTURE
+            found.setdefault(MarginKey(band, block["key"]), []).append((bi, -1))
     return found
 
 
@@ -206,8 +216,13 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
         right = max(line["bbox"][2] for _, _, line in upright)
         for bi, li, line in lines:
             x0, _, x1, _ = line["bbox"]
-            if _rotated(line) and (
-                (x1 <= left and x1 <= width * _SIDE) or (x0 >= right and x0 >= width * (1 - _SIDE))
+            if (
+                _rotated(line)
+                and (
+                    (x1 <= left and x1 <= width * _SIDE)
+                    or (x0 >= right and x0 >= width * (1 - _SIDE))
+                )
+                and not _captions_table(line["bbox"], page, width)
             ):
                 yield SIDE, bi, li, line
     placed = sorted(
@@ -247,6 +262,20 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
         last = max(item[0] for item in placed)
         row = [item for item in placed[heads:] if item[1] > last and item[0] >= bottom_edge]
         yield from _edge_row("bottom", row)
+
+
+def _captions_table(box: Bbox, page: Page, width: float) -> bool:
+    """Whether a rotated line stands level with a table, nearer to it than to the page's
+    edge: the caption of a table set sideways (segment reads such a table in its own frame),
+    not a stamp in the margin."""
+    x0, y0, x1, y1 = box
+    edge = min(x0, width - x1)
+    return any(
+        min(y1, b[3]) - max(y0, b[1]) > 0.5 * (y1 - y0) and max(b[0] - x1, x0 - b[2]) < edge
+        for block in page["blocks"]
+        if "rows" in block
+        for b in [block["bbox"]]
+    )
 
 
 def _edge_row(band: str, row: list[_Placed]) -> Iterator[tuple[str, int, int, Line]]:

@@ -64,6 +64,9 @@ class ImageBlock(TypedDict):
     image: str  # the asset's name, unique in the document (it carries the page number)
     # What it shows, digested: the same picture on many pages (a logo) is furniture.
     key: NotRequired[str]
+    # A drawing's labels, each its lines, in reading order: written as text after it, and
+    # left out with it.
+    labels: NotRequired[list[list[Line]]]
 
 
 # Tell them apart by key: ``"rows"``, ``"lines"`` or ``"image" in block``. All are @final, so

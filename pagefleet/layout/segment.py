@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from itertools import groupby, pairwise
 from statistics import median
 
+from pagefleet.layout.cards import find_cards
+from pagefleet.layout.gutter_tables import split_at_gutter
 from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
+from pagefleet.layout.sideways import find_sideways, turn, turn_back
 from pagefleet.layout.tables import find_unruled, numeric
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
@@ -739,16 +742,23 @@ def _is_upright(box: Bbox, line: Line) -> bool:
 
 def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     """A page's blocks in reading order: paragraphs, code listings, the labels of a plot as one
-    figure block, tables without rules, and ``tables`` (ruled, found apart, their text out of
-    ``lines``) where their boxes stand in the reading order: a table filling a column reads
-    with that column, before the column beside it.
+    figure block, each card of a grid of cards as one (:mod:`.cards`), tables without rules,
+    and ``tables`` (ruled, found apart, their text out of ``lines``) where their boxes stand in
+    the reading order: a table filling a column reads with that column, before the column
+    beside it.
 
     Lines set upright beside a page of lines set flat (a preprint server's stamp along the
     margin), larger than the flat text, are figure text too: their size would rank them as
     headings. Others stay text: a printer's slug, read as a note; a form's section label set
-    upright in bold at the text's size ("Tax and Credits"), a run-in heading as before.
+    upright in bold at the text's size ("Tax and Credits"), a run-in heading as before. A region
+    set sideways (a landscape table turned onto the page) is read in its own frame, after the
+    rest (:mod:`.sideways`).
     """
-    blocks = _page_blocks(merge_rows(lines), tables)
+    sideways = find_sideways(lines)
+    turned: list[Block] = []
+    if sideways is not None:
+        lines, turned = _read_sideways(lines, *sideways)
+    blocks = _page_blocks(merge_rows(lines), tables) + turned
     upright = [line for line in lines if _is_upright(line["bbox"], line)]
     if not upright or 2 * len(upright) >= len(lines):
         return blocks
@@ -761,13 +771,28 @@ def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     return blocks
 
 
+def _read_sideways(
+    lines: list[Line], members: list[int], upwards: bool
+) -> tuple[list[Line], list[Block]]:
+    """The page's lines less a region set sideways (see :mod:`~pagefleet.layout.sideways`),
+    and the region's blocks, read in its own frame: its words ordered along its lines, so
+    that the pieces of a line follow one another to be joined, then read as a page is."""
+    inside = set(members)
+    reach = max(max(lines[i]["bbox"][2], lines[i]["bbox"][3]) for i in members)
+    region = [turn(lines[i], upwards, reach) for i in members]
+    order = _rows([line["bbox"] for line in region], list(range(len(region))))
+    blocks = _page_blocks(merge_rows([region[k] for k in order]), ())
+    rest = [line for i, line in enumerate(lines) if i not in inside]
+    return rest, turn_back(blocks, upwards, reach)
+
+
 def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
     # Each listing, figure and table takes part in the reading order as one box (a stand-in
     # line).
     cut = [bool(line.get("cut")) for line in lines]
     if any(cut):
         lines = [_uncut(line) for line in lines]
-    stand_ins: dict[int, Block] = {}
+    stand_ins: dict[int, list[Block]] = {}
     taken: set[int] = set()
     rest_lines = [_stand_in(stand_ins, table["bbox"], table) for table in tables]
     listings = find_listings(lines)
@@ -779,6 +804,17 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
         # The labels come out in the order the PDF wrote them (axis by axis, the legend).
         rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "lines": labels, "fig": True}))
         taken.update(free[k] for k in figure)
+    # A grid of cards reads card by card, before its rows can make a table's.
+    free = [i for i in range(len(lines)) if i not in taken]
+    for cards in find_cards([lines[i]["bbox"] for i in free], [line_text(lines[i]) for i in free]):
+        grid: list[Block] = []
+        for card in cards:
+            held = [lines[free[k]] for k in card]
+            # Each card one paragraph, never a heading nor run on into the card beside it (as
+            # the writer continues a paragraph at a column's top): set apart as a plot's labels.
+            grid.append({"bbox": union([ln["bbox"] for ln in held]), "lines": held, "fig": True})
+        rest_lines.append(_stand_in(stand_ins, union([b["bbox"] for b in grid]), *grid))
+        taken.update(free[k] for card in cards for k in card)
     # A table set in a monospaced font, under a head that is not, is a table; columns a
     # listing lines up (its comments) are the listing's.
     free = [i for i in range(len(lines)) if i not in taken]
@@ -821,7 +857,7 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
         for line in region:
             if id(line) in stand_ins:
                 blocks += paragraphs(run)
-                blocks.append(stand_ins[id(line)])
+                blocks += stand_ins[id(line)]
                 run = []
             else:
                 run.append(line)
@@ -846,7 +882,7 @@ def _unruled_tables(
     (see :func:`_across_columns`), nor lists side by side (see :func:`_bulleted`)."""
     boxes = [lines[i]["bbox"] for i in free]
     found: list[tuple[set[int], list[list[str]]]] = []
-    for table_lines, rows in find_unruled(
+    for table_lines, rows in _found_in_columns(
         boxes, [line_text(lines[i]) for i in free], [line_size(lines[i]) for i in free]
     ):
         members = {free[k] for k in table_lines}
@@ -855,6 +891,25 @@ def _unruled_tables(
         if not _across_columns(boxes, table_lines, len(rows[0])):
             found.append((members, rows))
     return found
+
+
+def _found_in_columns(
+    boxes: list[Bbox], texts: list[str], sizes: list[float]
+) -> list[tuple[list[int], list[list[str]]]]:
+    """The page's tables without rules, those that took lines from two columns looked for
+    again in each column alone (see :mod:`~pagefleet.layout.gutter_tables`)."""
+    found = find_unruled(boxes, texts, sizes)
+    gutter = _gutter(boxes, list(range(len(boxes)))) if len(boxes) >= 4 else None
+    if gutter is None:
+        return found
+
+    def find(idx: list[int]) -> list[tuple[list[int], list[list[str]]]]:
+        some = find_unruled(
+            [boxes[i] for i in idx], [texts[i] for i in idx], [sizes[i] for i in idx]
+        )
+        return [([idx[k] for k in members], rows) for members, rows in some]
+
+    return split_at_gutter(boxes, (gutter[0] + gutter[1]) / 2, found, find)
 
 
 _BULLETED = re.compile(rf"^\s*[{re.escape(BULLETS)}]\s+\S")
@@ -925,9 +980,9 @@ def _across_columns(boxes: list[Bbox], table: list[int], columns: int) -> bool:
     return True
 
 
-def _stand_in(stand_ins: dict[int, Block], box: Bbox, block: Block) -> Line:
+def _stand_in(stand_ins: dict[int, list[Block]], box: Bbox, *blocks: Block) -> Line:
     line: Line = {"bbox": box, "spans": []}
-    stand_ins[id(line)] = block
+    stand_ins[id(line)] = list(blocks)
     return line
 
 

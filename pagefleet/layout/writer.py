@@ -96,6 +96,10 @@ class Writer:
             self.table(block)
         elif "image" in block:
             self.wait(("image", f"![]({ASSET_LINK_PREFIX}{block['image']})"))
+            # A drawing's labels: a label a line, in one paragraph under the picture.
+            labels = [plain_text(label, self.vocabulary) for label in block.get("labels", ())]
+            if any(labels):
+                self.wait(("para", "\n".join(escape_block_start(t) for t in labels if t)))
         elif kind == "figure":
             self.figure(block)
         elif kind == "code":

@@ -8,9 +8,13 @@
 - A drawing (a chart, a diagram) is a cluster of painted vector paths that draws more than
   rules and frames (curves or slanted lines, or filled areas with no text on them: bars), with
   no text inside but short labels. It is rendered as a crop of the page, its labels (the short
-  lines inside it or along its edges) with it, and the labels leave the text; a caption stays.
-  A grid of rules and frames with text in it is a table or a form, never a drawing, and a
-  page border or a lone rule draws nothing on its own.
+  lines inside it or along its edges) with it; a caption stays text. The labels are kept as
+  text too, after the picture (see :func:`labels_to_pictures`): a reader searching the
+  Markdown, or a model reading it, finds a diagram's words. pymupdf4llm does the same by
+  default (0.3.4, ``helpers/pymupdf_rag.py``: ``to_markdown(..., force_text=True)`` at line
+  336, and ``output_images`` writes the text inside a picture's box right after its link,
+  lines 834-845). A grid of rules and frames with text in it is a table or a form, never a
+  drawing, and a page border or a lone rule draws nothing on its own.
 
 Everything is read from the page alone (rule 5): the same page gives the same pictures, names
 and bytes in a chunk as in the whole document.
@@ -22,7 +26,7 @@ import ctypes
 import hashlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +82,23 @@ _KEY_BYTES = 8
 class Picture:
     """A picture of the page: its box in layout coordinates, its asset's name and what it shows
     (``key``: the same on every page that shows it); ``image`` is the pdfium image object to
-    write, None for a drawing (rendered from the page)."""
+    write, None for a drawing (rendered from the page), whose ``labels`` are read after it."""
 
     box: Bbox
     name: str
     key: str
     image: Any = None
+    labels: list[list[Line]] = field(default_factory=list)
 
     def block(self) -> ImageBlock:
-        return {"bbox": [round(v, 1) for v in self.box], "image": self.name, "key": self.key}
+        block: ImageBlock = {
+            "bbox": [round(v, 1) for v in self.box],
+            "image": self.name,
+            "key": self.key,
+        }
+        if self.labels:
+            block["labels"] = self.labels
+        return block
 
 
 def find_pictures(
@@ -130,17 +142,98 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=_KEY_BYTES).hexdigest()
 
 
-def labels_outside(lines: list[Line], pictures: list[Picture]) -> list[Line]:
-    """The lines that are not a drawing's labels (captions stay); an image's lines stay."""
-    drawings = [p.box for p in pictures if p.image is None]
+def labels_to_pictures(lines: list[Line], pictures: list[Picture]) -> list[Line]:
+    """The lines that are not a drawing's labels (captions stay; an image's lines stay); each
+    drawing's labels go to its picture, in reading order (:func:`_read_labels`), to be
+    written after it. They stay out of the page's blocks: never a heading, never a paragraph
+    the picture would cut in two (the writer holds a picture and its labels back until the
+    paragraph it interrupts ends)."""
+    drawings = [p for p in pictures if p.image is None]
     if not drawings:
         return lines
-    return [
-        line
-        for line in lines
-        if CAPTION.match(line_text(line))
-        or not any(centred_in(line["bbox"], box) for box in drawings)
-    ]
+    kept: list[Line] = []
+    taken: list[list[Line]] = [[] for _ in drawings]
+    for line in lines:
+        at = None
+        if not CAPTION.match(line_text(line)):
+            at = next((k for k, p in enumerate(drawings) if centred_in(line["bbox"], p.box)), None)
+        if at is None:
+            kept.append(line)
+        else:
+            taken[at].append(line)
+    for picture, labels in zip(drawings, taken, strict=True):
+        picture.labels = _read_labels(labels)
+    return kept
+
+
+# Lines of a label stand this share of the smaller one's height apart at most, one under the
+# other (a box's name set on two lines), at sizes this ratio apart at most.
+_LEADING = 0.5
+_SIZES = 1.2
+
+
+def _read_labels(lines: list[Line]) -> list[list[Line]]:
+    """A drawing's labels in reading order, each as its lines. Lines stacked close (each under
+    the one before, overlapping it across by half the narrower's width) make one label;
+    labels are read in rows, top to bottom, each row left to right (a label whose middle is
+    within the row so far, or that holds the row's middle, is on it), which reads a
+    pipeline's boxes in turn, where pdfium's order is the order they were drawn in. Left
+    out: a line without a letter (an axis's ticks, a callout's number), which says nothing
+    without the picture. Lines cut from one run of text (see
+    :class:`pagefleet.layout.schema.Line`) stay apart: a slide's boxes in a row may be one
+    run, cut where it crosses from one box to the next."""
+    stacked: list[Line] = []
+    for line in merge_rows(lines):
+        if any(c.isalpha() for c in line_text(line)):
+            plain = line.copy()
+            plain.pop("cut", None)
+            stacked.append(plain)
+    # Each label: the box of its last line, and its lines; those a line further down may
+    # still join (lines come top first: one too far above a line is too far for the rest).
+    labels: list[tuple[Bbox, list[Line]]] = []
+    near: list[int] = []
+    for line in sorted(stacked, key=lambda ln: ln["bbox"][1]):
+        box, size = line["bbox"], line_size(line)
+        near = [k for k in near if box[1] - labels[k][0][3] <= _LEADING * _height(labels[k][0])]
+        at, closest = None, math.inf
+        for k in near:
+            above, label = labels[k]
+            gap = box[1] - above[3]
+            across = min(box[2], above[2]) - max(box[0], above[0])
+            sizes = sorted((size, line_size(label[-1])))
+            if (
+                abs(gap) <= _LEADING * min(_height(box), _height(above))
+                and across >= 0.5 * min(box[2] - box[0], above[2] - above[0])
+                and sizes[1] <= _SIZES * sizes[0]
+                and abs(gap) < closest
+            ):
+                at, closest = k, abs(gap)
+        if at is None:
+            near.append(len(labels))
+            labels.append((box, [line]))
+        else:
+            labels[at] = (box, [*labels[at][1], line])
+    rows: list[tuple[Bbox, list[tuple[Bbox, list[Line]]]]] = []
+    for box, label in sorted(
+        ((union([ln["bbox"] for ln in label]), label) for _, label in labels),
+        key=lambda b: b[0][1],
+    ):
+        if rows and _level(box, rows[-1][0]):
+            rows[-1] = (union([rows[-1][0], box]), [*rows[-1][1], (box, label)])
+        else:
+            rows.append((box, [(box, label)]))
+    return [label for _, row in rows for _, label in sorted(row, key=lambda m: m[0][0])]
+
+
+def _height(box: Bbox) -> float:
+    return box[3] - box[1]
+
+
+def _level(box: Bbox, band: Bbox) -> bool:
+    """Whether ``box`` reads on the row ``band``: its middle within the band, or the band's
+    within it."""
+    middle, centre = (box[1] + box[3]) / 2, (band[1] + band[3]) / 2
+    return band[1] <= middle <= band[3] or box[1] <= centre <= box[3]
 
 
 def write_pictures(page: pdfium.PdfPage, pictures: list[Picture], folder: Path) -> None:

@@ -19,7 +19,7 @@ from runner.converters.text_layer.chars import page_rotation, page_size
 from runner.converters.text_layer.figures import (
     Picture,
     find_pictures,
-    labels_outside,
+    labels_to_pictures,
     place_pictures,
     write_pictures,
 )
@@ -72,7 +72,7 @@ def extract_page(
                 tables = ruled_tables(objects, chars, bbox, height)
                 lines = lines_outside(lines, tables)
             pictures = find_pictures(objects, lines, tables, bbox, rotation, number)
-            lines = labels_outside(lines, pictures)
+            lines = labels_to_pictures(lines, pictures)
             if assets_dir is not None:
                 write_pictures(page, pictures, assets_dir)
         return {
