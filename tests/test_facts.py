@@ -22,6 +22,7 @@ from tests import (
     facts_pdfs_order31,
     facts_pdfs_order31c,
     facts_pdfs_ruled,
+    facts_pdfs_table31c,
     facts_pdfs_tables31,
     facts_pdfs_unruled,
     layout_pdfs,
@@ -214,6 +215,8 @@ GENERATED: list[Callable[[Path], Path]] = [
     facts_pdfs_grid31.permit_cards,
     # A diagram of filled boxes and arrows: its labels read after its picture, row by row.
     facts_pdfs_labels31.survey_diagram,
+    # Dot-leader labels, three groups of three numeric columns with rules between the groups only.
+    facts_pdfs_table31c.licence_table,
 ]
 
 

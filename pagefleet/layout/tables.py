@@ -42,6 +42,9 @@ _ALIGN = 0.5
 _MAX_STRAY = 4
 # Words of a line that spaces, three or more, part from the next.
 _SPACED = re.compile(r"\S+(?: {1,2}\S+)*")
+# A dot leader ending a row's label ("Total . . . .", "Robbery. . . ."): dots a space apart, two or
+# more (an abbreviation's dot before them goes too: "etc. ." is a leader of two).
+_LEADER = re.compile(r"\s*\.(?: \.)+\s*$")
 # A year, as a column's label ("2017  2016"): a head's, not a number of the body.
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
@@ -58,8 +61,12 @@ def find_unruled(
     short: two columns of running text have long lines, a table has short cells. A head of
     words over the body's numbers (in the run, or set apart just above it), a cell's text
     wrapped onto a line of its own, and a total row set apart below the body are the
-    table's too.
+    table's too. A label's dot leader is no part of its cell, and a label wrapped onto the
+    line of its leader is one cell with it (see :func:`_leading_into`); a contents page's
+    entries, a title, its leader and a page number, are no table.
     """
+    led = {i for i, text in enumerate(texts) if _LEADER.search(text)}
+    texts = [_LEADER.sub("", text) if i in led else text for i, text in enumerate(texts)]
     # A line set rotated (a column's head turned upright) stands beside rows it is no cell
     # of: its box, as tall as the whole head, would join them into one. (One character, a
     # nil's dash, is narrow upright too.)
@@ -82,6 +89,10 @@ def find_unruled(
         else:
             rows.append([i])
             bottom = y1
+    for k in range(len(rows) - 2, -1, -1):
+        if _leading_into(rows[k], rows[k + 1], led, boxes, texts):
+            rows[k + 1] = rows[k] + rows[k + 1]
+            del rows[k]
     runs: list[list[list[int]]] = []
     for row in rows:
         row.sort(key=lambda i: boxes[i][0])
@@ -139,6 +150,8 @@ def find_unruled(
             table = _table(run[1:], boxes, texts, sizes)
         if table is not None and _prose_column(table[1]):
             continue  # no table without the column either: a paragraph beside figures
+        if table is not None and len(table[2]) < 3 and led.intersection(table[0]):
+            continue  # a contents page
         if table is not None:
             members, grid, bands = table
             after = runs[at + 1] if at + 1 < len(runs) else []
@@ -154,6 +167,32 @@ def find_unruled(
             tables.append((members, grid))
             taken.update(members)
     return tables
+
+
+def _leading_into(
+    row: list[int], below: list[int], led: set[int], boxes: list[Bbox], texts: list[str]
+) -> bool:
+    """Whether ``row``, one line of words, is the first line of the label of the row ``below``,
+    whose label ends in a dot leader (in ``led``), its values level with the leader's line:
+    just above the label's top line, aligned with it within a few characters, and too long
+    for that line's first word to fit after it before the leader's end (a stub's heading over
+    its items, "Property crime:" over "Burglary. . . .", is short)."""
+    if len(row) != 1 or _is_number(texts[row[0]]) or row[0] in led:
+        return False
+    label = [i for i in below if not _is_number(texts[i])]
+    if not led.intersection(label) or len(label) == len(below):
+        return False
+    i, top = row[0], min(label, key=lambda j: boxes[j][1])
+    words = texts[top].split()
+    x0, y0, x1, y1 = boxes[i]
+    pitch = (x1 - x0) / max(len(texts[i]), 1)
+    end = max(boxes[j][2] for j in label)
+    return (
+        bool(words)
+        and abs(boxes[top][0] - x0) <= 3 * pitch
+        and boxes[top][1] - y1 <= _WRAP_GAP * (y1 - y0)
+        and x1 + pitch * (1 + len(words[0])) > end
+    )
 
 
 def _spaced_apart(
@@ -358,20 +397,25 @@ def _with_head(
     for r, row in enumerate(head):
         row = sorted(row, key=lambda i: boxes[i][0])
         centres = [(boxes[i][0] + boxes[i][2]) / 2 for i in row]
-        below = [(boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower]
+        below = {j: (boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower}
         for k, i in enumerate(row):
             col = _column(bands, starts, centres[k])
             if len(row) > 1:
                 # A label over a group of columns stands in the middle of the labels under
-                # it (those nearer to it than to the labels beside it): it heads the first.
-                reach = max(
-                    abs(centres[k] - centres[n]) / 2 for n in (k - 1, k + 1) if 0 <= n < len(row)
+                # it: those nearer to it than to the labels beside it, and no farther from its
+                # middle than the nearest of those begins (a column's label wrapped onto the
+                # row under it, "Under 18" over "years", has only its own column there). It
+                # heads the group's first column.
+                reach = min(
+                    boxes[row[n]][0] - centres[k] if n > k else centres[k] - boxes[row[n]][2]
+                    for n in (k - 1, k + 1)
+                    if 0 <= n < len(row)
                 )
                 group = {
                     _column(bands, starts, x)
-                    for x in below
+                    for j, x in below.items()
                     if abs(x - centres[k]) < reach
-                    and min(range(len(row)), key=lambda n: abs(x - centres[n])) == k
+                    and min(range(len(row)), key=lambda n: abs(below[j] - centres[n])) == k
                 }
                 if len(group) > 1:
                     col = min(group)

@@ -84,6 +84,8 @@ def ruled_tables(
             continue
         ys, regions = found
         runs = _runs(chars, xs, ys)
+        if _open_sided(xs, hs, chars) and _grouped(xs, runs):
+            continue
         head = len(ys)
         ys, regions = _split_head(xs, ys, regions, runs)
         head = 1 + len(ys) - head
@@ -101,6 +103,46 @@ def ruled_tables(
                 table["span"] = spans
             tables.append(table)
     return tables
+
+
+def _open_sided(xs: list[float], hs: list[Segment], chars: PageChars) -> bool:
+    """Whether the grid's rules across run on past its first or last column rule, two of them
+    or more, over text standing there: the table has columns its column rules leave out."""
+    cx = (chars.boxes[:, 0] + chars.boxes[:, 2]) / 2
+    cy = (chars.boxes[:, 1] + chars.boxes[:, 3]) / 2
+    solid = ~np.isin(chars.codes, LAYOUT_CODES)
+    for beyond in (
+        [(y, a, xs[0]) for y, a, _ in hs if a < xs[0] - _MIN_RULE],
+        [(y, xs[-1], b) for y, _, b in hs if b > xs[-1] + _MIN_RULE],
+    ):
+        if len(beyond) < 2:
+            continue
+        x0, x1 = min(a for _, a, _ in beyond), max(b for _, _, b in beyond)
+        y0, y1 = min(y for y, _, _ in beyond), max(y for y, _, _ in beyond)
+        if np.any(solid & (x0 < cx) & (cx < x1) & (y0 < cy) & (cy < y1)):
+            return True
+    return False
+
+
+def _grouped(xs: list[float], runs: list[Run]) -> bool:
+    """Whether a column of the grid holds columns of its own: two runs of text or more side by
+    side on most of its lines (figures set apart in it, "11,062.6   1,540.0   9,522.6"), two
+    such lines at least. With open sides (see :func:`_open_sided`) its rules stand between
+    groups of a table's columns, around none of its cells: the table is left to the text flow
+    (found without rules, see :mod:`pagefleet.layout.tables`)."""
+    for left, right in pairwise(xs):
+        lines: list[list[Run]] = []
+        for run in sorted(
+            (r for r in runs if left < (r[0] + r[1]) / 2 < right), key=lambda r: r[2]
+        ):
+            if lines and run[2] - lines[-1][0][2] < run[3] / 2:
+                lines[-1].append(run)
+            else:
+                lines.append([run])
+        side_by_side = sum(1 for line in lines if len(line) > 1)
+        if side_by_side >= 2 and 2 * side_by_side > len(lines):
+            return True
+    return False
 
 
 def _plotted(xs: list[float], ys: list[float], others: list[tuple[float, float, Any]]) -> bool:
