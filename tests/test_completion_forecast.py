@@ -14,9 +14,10 @@ from pagefleet import completion, keys
 from pagefleet.assembly import LandedChunk
 from pagefleet.chunk_results import write_result
 from pagefleet.completion import complete_job, forecasts
-from pagefleet.models import ChunkResult, ChunkSpec, JobManifest, PageContent, Source
+from pagefleet.models import ChunkSpec, JobManifest, Source
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
+from tests.chunk_results import done_result
 
 SOURCE = Source(bucket="b", key="inbox/doc.pdf", etag="e", event_time="2026-12-01T10:00:00.000Z")
 
@@ -64,23 +65,6 @@ def test_a_chunk_out_over_a_quarter_of_the_pages_holds_the_forecast_back() -> No
     assert forecasts(many, _out(many, 6, 7))
 
 
-def _done(job_id: str, chunk: ChunkSpec) -> ChunkResult:
-    pages = [
-        PageContent(number=n, markdown=f"Page {n}.")
-        for n in range(chunk.first_page, chunk.last_page + 1)
-    ]
-    return ChunkResult(
-        job_id=job_id,
-        chunk=chunk,
-        status="done",
-        attempts=1,
-        converter="test",
-        converter_version="1",
-        pages=pages,
-        convert_s=1.0,
-    )
-
-
 def test_checks_forecast_with_two_chunks_out_and_then_one(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -97,7 +81,7 @@ def test_checks_forecast_with_two_chunks_out_and_then_one(
     monkeypatch.setattr(completion, "prepare", prepare)
     outcomes = []
     for chunk in manifest.chunks:
-        result = _done(job, chunk)
+        result = done_result(job, chunk)
         pages = b",".join(p.model_dump_json().encode() for p in result.pages)
         write_result(bucket, result, b"[" + pages + b"]")
         outcomes.append(complete_job(bucket, job))

@@ -20,13 +20,13 @@ from pagefleet.models import (
     ErrorInfo,
     JobManifest,
     JobRecord,
-    PageContent,
     Source,
     chunk_of,
 )
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 from pagefleet.submission import Submission, Upload
+from tests.chunk_results import done_result
 
 UPLOADED = "2026-12-01T10:00:00.000Z"
 MEMORY = ErrorInfo(code="memory", message="conversion grew past 160 MB and was stopped")
@@ -83,23 +83,6 @@ def test_a_split_result_names_two_halves_that_split_its_chunk() -> None:
         ChunkResult.model_validate({**failed.model_dump(), "halves": split.model_dump()["halves"]})
 
 
-def _done(job_id: str, chunk: ChunkSpec) -> ChunkResult:
-    pages = [
-        PageContent(number=n, markdown=f"Page {n}.")
-        for n in range(chunk.first_page, chunk.last_page + 1)
-    ]
-    return ChunkResult(
-        job_id=job_id,
-        chunk=chunk,
-        status="done",
-        attempts=1,
-        converter="test",
-        converter_version="1",
-        pages=pages,
-        convert_s=1.0,
-    )
-
-
 def _split(job_id: str, chunk: ChunkSpec, chunk_count: int) -> ChunkResult:
     failed = failed_result(job_id, chunk, MEMORY, attempts=1).model_copy(update={"convert_s": 2.0})
     return split_result(failed, chunk.halves(chunk_count))
@@ -122,11 +105,11 @@ def test_completion_waits_for_the_halves_and_records_only_the_lost_page(
     first, second = planned[1].halves(2)
     fifth, sixth = second.halves(2)
     steps = [
-        (_done(job, planned[0]), "waiting"),
+        (done_result(job, planned[0]), "waiting"),
         (_split(job, planned[1], 2), "waiting"),
-        (_done(job, first), "waiting"),
+        (done_result(job, first), "waiting"),
         (_split(job, second, 2), "waiting"),
-        (_done(job, sixth), "waiting"),
+        (done_result(job, sixth), "waiting"),
         (failed_result(job, fifth, MEMORY, attempts=3), "published"),
     ]
     for result, outcome in steps:
