@@ -15,70 +15,19 @@ from statistics import median
 
 from pagefleet.layout.cards import find_cards
 from pagefleet.layout.gutter_tables import split_at_gutter
+from pagefleet.layout.lines import (
+    BULLETS,
+    CAPTION,
+    LIST_MARKER,
+    _is_bold,
+    labelled,
+    line_size,
+    line_text,
+    union,
+)
 from pagefleet.layout.schema import Bbox, Block, Line, Span, TextBlock
 from pagefleet.layout.sideways import find_sideways, turn, turn_back
 from pagefleet.layout.tables import find_unruled, numeric
-
-# A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
-# U+F0B7 and friends are Symbol/Wingdings bullets that fonts without a ToUnicode map leave
-# in the private use area.
-BULLETS = "•◦▪▫‣∙·●○■□➢➤►▶✓✔-–—*\uf0b7\uf0a7\uf076\uf0d8\uf0fc\uf06e\uf0a8"
-LIST_MARKER = re.compile(
-    rf"^\s*(?:[{re.escape(BULLETS)}](?:\s+|$)|\(?(?:\d{{1,3}}|[a-zA-Z]|[ivxlcIVXLC]{{1,5}})[.)](?:\s+|$))"
-)
-
-
-# A figure's or table's caption: it stays text beside a picture, and ends a paragraph.
-CAPTION = re.compile(
-    r"^\W*(?=[A-Z])(?i:fig(?:ure)?s?|tab(?:le)?s?|abb(?:ildung)?|chart|graph|diagram|scheme|"
-    r"plate|map|listing|exhibit|illustration|photo)\.?\s*(?:\d|[IVX]+\b|[A-Z]\.?\d)"
-)
-
-
-def line_text(line: Line) -> str:
-    return "".join(span["t"] for span in line["spans"])
-
-
-_ALNUM = re.compile(r"[^\W_]")
-
-
-def _worded(spans: list[Span]) -> list[Span]:
-    """The spans with letters or digits, or all spans when none has any: a bullet glyph set
-    large or in another font says nothing about the line's size or weight."""
-    worded = [s for s in spans if _ALNUM.search(s["t"])]
-    return worded or [s for s in spans if s["t"].strip()]
-
-
-def line_size(line: Line) -> float:
-    """The size of most of the line's characters (bullets and other symbols aside)."""
-    spans = line["spans"]
-    if len(spans) == 1:
-        return spans[0]["s"]
-    weights: dict[float, int] = {}
-    for span in _worded(spans):
-        weights[span["s"]] = weights.get(span["s"], 0) + len(span["t"].strip())
-    if not weights:
-        return 0.0
-    return max(weights, key=lambda size: (weights[size], size))
-
-
-def _is_bold(line: Line) -> bool:
-    spans = _worded(line["spans"])
-    return bool(spans) and all(s.get("b") for s in spans)
-
-
-_WORD = re.compile(r"[^\W\d_]{3,}")
-
-
-def labelled(line: Line) -> bool:
-    """Whether a line is a bold label, then words in the body's weight, every letter a capital:
-    an entry's title in a data dictionary or a glossary ("**PS** – PERIOD OF SERVICE RECODE"),
-    which the lines under it describe. (Scripts without case have no such titles.)"""
-    spans = _worded(line["spans"])
-    if len(spans) < 2 or not spans[0].get("b"):
-        return False
-    rest = "".join(s["t"] for s in spans if not s.get("b"))
-    return bool(_WORD.search(rest)) and all(c.isupper() for c in line_text(line) if c.isalpha())
 
 
 def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
@@ -984,15 +933,6 @@ def _stand_in(stand_ins: dict[int, list[Block]], box: Bbox, *blocks: Block) -> L
     line: Line = {"bbox": box, "spans": []}
     stand_ins[id(line)] = list(blocks)
     return line
-
-
-def union(boxes: list[Bbox]) -> Bbox:
-    return [
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    ]
 
 
 # Lines of numbers only: the only ones an axis can be made of.

@@ -22,8 +22,9 @@ from pagefleet.layout.inline import (
     strip_prefix,
     table_cell,
 )
+from pagefleet.layout.lines import BULLETS, LIST_MARKER, line_text
 from pagefleet.layout.schema import Block, TableBlock, TextBlock
-from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_text, listing_text
+from pagefleet.layout.segment import continues, listing_text
 
 _BACKTICKS = re.compile(r"`+")
 
