@@ -78,3 +78,16 @@ def union(boxes: list[Bbox]) -> Bbox:
         max(b[2] for b in boxes),
         max(b[3] for b in boxes),
     ]
+
+
+def _head(line: Line) -> str:
+    """The start of a line's text, enough for a list marker (its first span where long)."""
+    spans = line["spans"]
+    return spans[0]["t"] if spans and len(spans[0]["t"]) >= 8 else line_text(line)
+
+
+def _tail(line: Line) -> str:
+    """The end of a line's text, trailing spaces dropped (its last span where not blank)."""
+    spans = line["spans"]
+    tail = spans[-1]["t"].rstrip() if spans else ""
+    return tail or line_text(line).rstrip()

@@ -20,7 +20,9 @@ from pagefleet.layout.lines import (
     BULLETS,
     CAPTION,
     LIST_MARKER,
+    _head,
     _is_bold,
+    _tail,
     labelled,
     line_size,
     line_text,
@@ -662,19 +664,6 @@ def _lettered(region: list[Line]) -> set[tuple[str, str, str]]:
         if m:
             found.add((m.group(1), m.group(2), m.group(3)))
     return found
-
-
-def _head(line: Line) -> str:
-    """The start of a line's text, enough for a list marker (its first span where long)."""
-    spans = line["spans"]
-    return spans[0]["t"] if spans and len(spans[0]["t"]) >= 8 else line_text(line)
-
-
-def _tail(line: Line) -> str:
-    """The end of a line's text, trailing spaces dropped (its last span where not blank)."""
-    spans = line["spans"]
-    tail = spans[-1]["t"].rstrip() if spans else ""
-    return tail or line_text(line).rstrip()
 
 
 def _is_item(text: str, letters: set[tuple[str, str, str]]) -> bool:
