@@ -23,8 +23,9 @@ from pagefleet.layout.inline import (
     table_cell,
 )
 from pagefleet.layout.lines import BULLETS, LIST_MARKER, line_text
+from pagefleet.layout.listings import listing_text
 from pagefleet.layout.schema import Block, TableBlock, TextBlock
-from pagefleet.layout.segment import continues, listing_text
+from pagefleet.layout.segment import continues
 
 _BACKTICKS = re.compile(r"`+")
 
