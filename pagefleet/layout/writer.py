@@ -24,8 +24,8 @@ from pagefleet.layout.inline import (
 )
 from pagefleet.layout.lines import BULLETS, LIST_MARKER, line_text
 from pagefleet.layout.listings import listing_text
+from pagefleet.layout.paragraphs import continues
 from pagefleet.layout.schema import Block, TableBlock, TextBlock
-from pagefleet.layout.segment import continues
 
 _BACKTICKS = re.compile(r"`+")
 
