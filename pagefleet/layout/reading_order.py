@@ -48,9 +48,9 @@ def _regions(
     again for a gutter of its own (three columns). Without a gutter the region is read row by
     row, so a borderless table reads across.
 
-    A gutter narrower than a line's height (see :func:`_gutter`) is crossed by a line the text
-    layer wrote in two pieces, one on each side, level and of one height, closer than a gutter
-    (an OCR layer cuts lines at an illustration's edge): the pair is added to ``joins`` and
+    A gutter narrower than a line's height (see :func:`.columns._gutter`) is crossed by a line
+    the text layer wrote in two pieces, one on each side, level and of one height, closer than a
+    gutter (an OCR layer cuts lines at an illustration's edge): the pair is added to ``joins`` and
     reads as one spanning line; not between two columns of prose, whose lines are all level.
     """
     gutter = _gutter(boxes, idx) if len(idx) >= 4 else None

@@ -1,7 +1,10 @@
-"""Page geometry: reading order and paragraph blocks from the lines of one page.
+"""Page geometry: a page's blocks in reading order, from the lines of one page.
 
 Pure functions over :class:`~pagefleet.layout.schema.Line` dicts, so the same code orders lines
-from the PDF text layer and lines from OCR. Only one page is ever looked at (rule 5).
+from the PDF text layer and lines from OCR. Only one page is ever looked at (rule 5). This is the
+entry point (:func:`page_blocks`): it takes out what reads as one box (listings, plots, cards,
+tables without rules, a region set sideways) and composes the reading order of the rest
+(:mod:`.reading_order`) with the paragraphs (:mod:`.paragraphs`).
 """
 
 from __future__ import annotations
@@ -11,11 +14,7 @@ from itertools import groupby
 from statistics import median
 
 from pagefleet.layout.cards import find_cards
-from pagefleet.layout.lines import (
-    line_size,
-    line_text,
-    union,
-)
+from pagefleet.layout.lines import line_size, line_text, union
 from pagefleet.layout.listings import find_listings
 from pagefleet.layout.paragraphs import paragraphs
 from pagefleet.layout.plots import find_figures
