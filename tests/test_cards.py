@@ -5,8 +5,9 @@ records carry labels in their cells stays a table."""
 from __future__ import annotations
 
 from pagefleet.layout import render_document
+from pagefleet.layout.lines import line_text
 from pagefleet.layout.schema import Block, Line, Page
-from pagefleet.layout.segment import line_text, page_blocks
+from pagefleet.layout.segment import page_blocks
 
 
 def _line(x0: float, y: float, text: str) -> Line:

@@ -18,8 +18,8 @@ from PIL import Image
 
 from pagefleet.keys import ASSET_LINK_PREFIX, ASSET_NAME_BYTES
 from pagefleet.layout import ChunkLayout, render_chunks, render_document
+from pagefleet.layout.lines import BULLETS, line_text
 from pagefleet.layout.schema import ImageBlock, Line, Page, Span
-from pagefleet.layout.segment import BULLETS, line_text
 from pagefleet.settings import Settings
 from runner.converters.text_layer import TextLayerConverter, convert_document, extract_pages
 from runner.converters.text_layer.figures import Picture, labels_to_pictures

@@ -391,7 +391,8 @@ def test_a_line_cut_at_a_combining_mark_is_joined_again() -> None:
     # ("และต" / "ั้" / "งฉาก...") stayed apart and words came out split over paragraphs. No
     # font fpdf2 can embed here sets Thai, and pdfium joins Latin marks itself: these are the
     # page's own lines.
-    from pagefleet.layout.segment import line_text, page_blocks
+    from pagefleet.layout.lines import line_text
+    from pagefleet.layout.segment import page_blocks
 
     def line(box: list[float], text: str) -> Line:
         return {"bbox": box, "spans": [{"t": text, "s": 13.4, "b": True}]}

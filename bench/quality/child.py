@@ -61,9 +61,9 @@ def ours_child(pdf_path: Path) -> dict[str, Any]:
     from pdftext.extraction import plain_text_output
 
     from pagefleet.layout import find_furniture, render_document
+    from pagefleet.layout.lines import line_text
     from pagefleet.layout.outline import read_outline
     from pagefleet.layout.schema import OutlineEntry, Page
-    from pagefleet.layout.segment import line_text
     from runner.converters.text_layer import extract_pages
 
     def convert() -> tuple[list[Page], list[OutlineEntry], str]:

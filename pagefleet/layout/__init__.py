@@ -1,4 +1,10 @@
-"""Page layouts: the compact per-page dicts of the text-layer converter and their Markdown."""
+"""Page layouts: the compact per-page dicts of the text-layer converter and their Markdown.
+
+A page's blocks come from ``segment`` (the entry point), which composes: ``lines`` (one line's
+text, size and markers), ``rows`` (a row's pieces joined), ``reading_order`` over ``columns``,
+``gutter_rows`` and ``trees`` (mind maps), ``paragraphs``, and what reads as one box: ``listings``,
+``plots``, ``cards``, ``unruled`` tables (``tables``, ``gutter_tables``) and ``sideways`` regions.
+"""
 
 from pagefleet.layout.analysis import ChunkLayout
 from pagefleet.layout.furniture import LineRef, find_furniture

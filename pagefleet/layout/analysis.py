@@ -25,8 +25,8 @@ from pagefleet.layout.headings import (
     style_levels,
 )
 from pagefleet.layout.inline import WORD
+from pagefleet.layout.lines import line_size, line_text
 from pagefleet.layout.schema import Line, OutlineEntry, Page
-from pagefleet.layout.segment import line_size, line_text
 from pagefleet.layout.titles import TitleBlock, find_titles
 
 if TYPE_CHECKING:

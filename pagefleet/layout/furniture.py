@@ -22,8 +22,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
+from pagefleet.layout.lines import line_size, line_text
 from pagefleet.layout.schema import Bbox, Line, Page
-from pagefleet.layout.segment import line_size, line_text
 
 # The band of a picture's key; a picture of a tenth of the page or more has a band of its own.
 PICTURE = "picture"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from pagefleet.layout.lines import BULLETS, labelled, line_size
 from pagefleet.layout.schema import Line
-from pagefleet.layout.segment import BULLETS, labelled, line_size
 
 _HEADING_WORD = re.compile(r"[^\W\d_]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 

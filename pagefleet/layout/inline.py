@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterator
 
+from pagefleet.layout.lines import line_text
 from pagefleet.layout.schema import Line, Span
-from pagefleet.layout.segment import line_text
 
 _SPACES = re.compile(r"\s+")
 # Han, kana and CJK punctuation and full-width forms.

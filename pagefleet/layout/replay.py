@@ -15,8 +15,8 @@ from typing import cast
 
 from pagefleet.layout.analysis import Analysis, BlockRef, ChunkLayout, ChunkStats, analyse
 from pagefleet.layout.headings import HeadingStyle, shape_style
+from pagefleet.layout.lines import line_size
 from pagefleet.layout.schema import Block
-from pagefleet.layout.segment import line_size
 from pagefleet.layout.writer import Event, Joined, Part, Writer, WriterState
 
 

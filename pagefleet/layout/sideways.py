@@ -8,7 +8,7 @@ last (mineru's demo1.pdf, page 5: Table 1 turned a quarter to the left). Where m
 words fill a good share of the page's height, they and the short words among them are turned
 back into their own frame, joined into lines and read there (rows of a table across, a
 caption), and their blocks are turned back onto the page: read after the page's flat text, as
-upright lines always were (see :func:`pagefleet.layout.segment.reading_order`), and as pdfium
+upright lines always were (see :func:`pagefleet.layout.reading_order.reading_order`), and as pdfium
 gives them when the table comes last in the content stream.
 """
 

@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from pagefleet.layout.lines import line_text
 from pagefleet.layout.schema import Line, OutlineEntry, Page
-from pagefleet.layout.segment import line_text
 
 
 class TitleBlock(NamedTuple):

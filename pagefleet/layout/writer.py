@@ -22,8 +22,10 @@ from pagefleet.layout.inline import (
     strip_prefix,
     table_cell,
 )
+from pagefleet.layout.lines import BULLETS, LIST_MARKER, line_text
+from pagefleet.layout.listings import listing_text
+from pagefleet.layout.paragraphs import continues
 from pagefleet.layout.schema import Block, TableBlock, TextBlock
-from pagefleet.layout.segment import BULLETS, LIST_MARKER, continues, line_text, listing_text
 
 _BACKTICKS = re.compile(r"`+")
 

@@ -20,7 +20,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pdftext.pdf.chars import PageChars, _empty_page_chars
 
-from pagefleet.layout.segment import BULLETS
+from pagefleet.layout.lines import BULLETS
 from runner.converters.text_layer.pdfium_calls import (
     GET_ANGLE,
     GET_BOX,

@@ -35,8 +35,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
+from pagefleet.layout.lines import CAPTION, line_size, line_text, union
+from pagefleet.layout.rows import merge_rows
 from pagefleet.layout.schema import Bbox, Block, ImageBlock, Line, TableBlock
-from pagefleet.layout.segment import CAPTION, line_size, line_text, merge_rows, union
 from runner.converters.text_layer.chars import layout_boxes, page_rotation, page_size
 from runner.converters.text_layer.objects import PageObjects, Placed, curved
 from runner.converters.text_layer.tables import centred_in
