@@ -13,11 +13,11 @@ from pagefleet.layout.schema import Bbox
 _COLUMN_LINES = 6
 
 
-def _columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | None:
+def columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | None:
     """The lines above a stretch of columns, the columns' lines and those below, where lines
     across the page run on into and out of the columns with no gap to make the columns a band
     of their own (a scanned flyer: its introduction, two columns, a list under them), too many
-    crossing lines for :func:`_gutter`; None where no stretch of lines narrower than the page's
+    crossing lines for :func:`find_gutter`; None where no stretch of lines narrower than the page's
     text shows a gutter."""
     if len(idx) < 8:
         return None
@@ -33,7 +33,7 @@ def _columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | Non
             best = (start, k)
     a, b = best
     # Two lines a side at least, and fewer lines than the whole (whose gutter was looked for).
-    gutter = _gutter(boxes, order[a:b]) if 4 <= b - a < len(order) else None
+    gutter = find_gutter(boxes, order[a:b]) if 4 <= b - a < len(order) else None
     if gutter is None:
         return None
     # The columns stand between the first line of the lower-starting side and the last of the
@@ -58,12 +58,12 @@ def _columns_between(boxes: list[Bbox], idx: list[int]) -> list[list[int]] | Non
         a += 1
     while b > a and boxes[order[b - 1]][1] >= bottom:
         b -= 1
-    if b - a < 4 or _gutter(boxes, order[a:b]) is None:
+    if b - a < 4 or find_gutter(boxes, order[a:b]) is None:
         return None
     return [part for part in (order[:a], order[a:b], order[b:]) if part]
 
 
-def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> dict[int, int]:
+def pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> dict[int, int]:
     """Left piece -> right piece of lines cut at a narrow gutter (g0, g1): level (overlapping
     by most of their height), of one height, and closer than a gutter may be."""
     unit = median(boxes[i][3] - boxes[i][1] for i in idx)
@@ -89,7 +89,7 @@ def _pieces_across(boxes: list[Bbox], idx: list[int], g0: float, g1: float) -> d
     return pairs
 
 
-def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
+def cut_bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
     """``idx`` cut at every horizontal gap wider than a line's height."""
     order = sorted(idx, key=lambda i: boxes[i][1])
     unit = median(boxes[i][3] - boxes[i][1] for i in idx)
@@ -103,7 +103,7 @@ def _bands(boxes: list[Bbox], idx: list[int]) -> list[list[int]]:
     return bands
 
 
-def _gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | None:
+def find_gutter(boxes: list[Bbox], idx: list[int]) -> tuple[float, float, bool] | None:
     """The widest nearly-uncrossed vertical band in the middle of the lines, if columns, and
     whether it is a narrow gap between columns of prose (see :func:`_prose`)."""
     lo = min(boxes[i][0] for i in idx)

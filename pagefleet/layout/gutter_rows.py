@@ -8,16 +8,16 @@ from __future__ import annotations
 from bisect import bisect_right
 from statistics import median
 
-from pagefleet.layout.columns import _bands, _gutter
+from pagefleet.layout.columns import cut_bands, find_gutter
 from pagefleet.layout.schema import Bbox
 
 
-def _boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
+def boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
     """The lines under the first band when they stand in columns each opening with a title (a
     slide's boxes under its title, whose items are spaced wider than the gap that cuts bands
     and whose titled columns the title's width hid); empty otherwise."""
     rest = [i for band in bands[1:] for i in band]
-    gutter = _gutter(boxes, rest) if len(rest) >= 4 else None
+    gutter = find_gutter(boxes, rest) if len(rest) >= 4 else None
     if gutter is None:
         return []
     mid = (gutter[0] + gutter[1]) / 2
@@ -28,7 +28,7 @@ def _boxes_under(boxes: list[Bbox], bands: list[list[int]]) -> list[int]:
     return rest if _titled(boxes, left) and _titled(boxes, right) else []
 
 
-def _cell_rows(
+def cell_rows(
     boxes: list[Bbox], left: list[int], right: list[int]
 ) -> list[tuple[list[int], list[int]]]:
     """The rows of a table without rules whose cells are paragraphs, when ``left`` and
@@ -41,7 +41,7 @@ def _cell_rows(
     """
     if len(left) < 4 or len(right) < 4:
         return []
-    lb, rb = _bands(boxes, left), _bands(boxes, right)
+    lb, rb = cut_bands(boxes, left), cut_bands(boxes, right)
     lead: list[tuple[list[int], list[int]]] = []
     for side, other in ((lb, right), (rb, left)):
         top = min(boxes[i][1] for i in other)
@@ -61,7 +61,7 @@ def _cell_rows(
     return lead + list(zip(lb, rb, strict=True))
 
 
-def _field_rows(
+def field_rows(
     boxes: list[Bbox], left: list[int], right: list[int], labels: set[int]
 ) -> list[tuple[list[int], list[int]]]:
     """The fields of a form, when ``left`` (the left side of a gutter) is its labels, most of
@@ -94,7 +94,7 @@ def _field_rows(
     return [([i], value) for i, value in zip(heads, values, strict=True)]
 
 
-def _break_rows(
+def break_rows(
     boxes: list[Bbox], left: list[int], right: list[int]
 ) -> list[tuple[list[int], list[int]]]:
     """The two sides of a gutter cut where a gap some lines tall runs across both: a break

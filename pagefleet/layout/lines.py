@@ -52,7 +52,7 @@ def line_size(line: Line) -> float:
     return max(weights, key=lambda size: (weights[size], size))
 
 
-def _is_bold(line: Line) -> bool:
+def is_bold(line: Line) -> bool:
     spans = _worded(line["spans"])
     return bool(spans) and all(s.get("b") for s in spans)
 
@@ -80,13 +80,13 @@ def union(boxes: list[Bbox]) -> Bbox:
     ]
 
 
-def _head(line: Line) -> str:
+def line_head(line: Line) -> str:
     """The start of a line's text, enough for a list marker (its first span where long)."""
     spans = line["spans"]
     return spans[0]["t"] if spans and len(spans[0]["t"]) >= 8 else line_text(line)
 
 
-def _tail(line: Line) -> str:
+def line_tail(line: Line) -> str:
     """The end of a line's text, trailing spaces dropped (its last span where not blank)."""
     spans = line["spans"]
     tail = spans[-1]["t"].rstrip() if spans else ""

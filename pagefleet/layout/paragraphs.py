@@ -12,9 +12,9 @@ from statistics import median
 from pagefleet.layout.lines import (
     CAPTION,
     LIST_MARKER,
-    _head,
-    _is_bold,
+    is_bold,
     labelled,
+    line_head,
     line_size,
     line_text,
 )
@@ -61,7 +61,7 @@ def _lettered(region: list[Line]) -> set[tuple[str, str, str]]:
     """The letter markers the region's lines start with: (opening, letter, closing)."""
     found = set()
     for line in region:
-        m = _LETTER.match(_head(line))
+        m = _LETTER.match(line_head(line))
         if m:
             found.add((m.group(1), m.group(2), m.group(3)))
     return found
@@ -100,7 +100,7 @@ def _breaks(
         return True
     if abs(size - prev_size) > 0.1 * max(size, prev_size):
         return True
-    if _is_bold(line) != _is_bold(prev):
+    if is_bold(line) != is_bold(prev):
         return True
     text = line_text(line)
     if _is_item(text, letters):
@@ -151,7 +151,7 @@ def continues(prev: TextBlock, nxt: TextBlock) -> bool:
     if not tail or not head or LIST_MARKER.match(head) or CAPTION.match(head):
         return False
     size, next_size = line_size(prev_line), line_size(next_line)
-    if abs(size - next_size) > 0.1 * max(size, next_size) or _is_bold(next_line):
+    if abs(size - next_size) > 0.1 * max(size, next_size) or is_bold(next_line):
         return False
     if tail.endswith("-") or head[0].islower():
         return True

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from pagefleet.layout.columns import _bands, _columns_between, _gutter, _pieces_across
-from pagefleet.layout.gutter_rows import _boxes_under, _break_rows, _cell_rows, _field_rows
-from pagefleet.layout.lines import _tail, line_text
-from pagefleet.layout.rows import _joined
+from pagefleet.layout.columns import columns_between, cut_bands, find_gutter, pieces_across
+from pagefleet.layout.gutter_rows import boxes_under, break_rows, cell_rows, field_rows
+from pagefleet.layout.lines import line_tail, line_text
+from pagefleet.layout.rows import join_piece
 from pagefleet.layout.schema import Bbox, Line
-from pagefleet.layout.trees import _tree_rows
+from pagefleet.layout.trees import tree_rows
 
 
-def _rows(boxes: list[Bbox], idx: list[int]) -> list[int]:
+def row_order(boxes: list[Bbox], idx: list[int]) -> list[int]:
     """Top to bottom; boxes sharing a row (vertical overlap) left to right."""
     order = sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
     out: list[int] = []
@@ -48,22 +48,22 @@ def _regions(
     again for a gutter of its own (three columns). Without a gutter the region is read row by
     row, so a borderless table reads across.
 
-    A gutter narrower than a line's height (see :func:`.columns._gutter`) is crossed by a line
+    A gutter narrower than a line's height (see :func:`.columns.find_gutter`) is crossed by a line
     the text layer wrote in two pieces, one on each side, level and of one height, closer than a
     gutter (an OCR layer cuts lines at an illustration's edge): the pair is added to ``joins`` and
     reads as one spanning line; not between two columns of prose, whose lines are all level.
     """
-    gutter = _gutter(boxes, idx) if len(idx) >= 4 else None
+    gutter = find_gutter(boxes, idx) if len(idx) >= 4 else None
     if gutter is None:
-        bands = _bands(boxes, idx)
+        bands = cut_bands(boxes, idx)
         if len(bands) == 1:
-            parts = _columns_between(boxes, idx)
+            parts = columns_between(boxes, idx)
             if parts is None:
-                out.append(_rows(boxes, idx))
+                out.append(row_order(boxes, idx))
             for part in parts or ():
                 _regions(boxes, part, out, joins, labels)
             return
-        boxed = _boxes_under(boxes, bands)
+        boxed = boxes_under(boxes, bands)
         if boxed:
             _regions(boxes, bands[0], out, joins, labels)
             _regions(boxes, boxed, out, joins, labels)
@@ -75,7 +75,7 @@ def _regions(
     if _read_lead_bands(boxes, idx, g0, g1, out, joins, labels):
         return
     if not prose:
-        tree = _tree_rows(boxes, idx, g0, g1)
+        tree = tree_rows(boxes, idx, g0, g1)
         if tree:
             for row in tree:
                 for part in row:
@@ -83,7 +83,7 @@ def _regions(
             return
     mid = (g0 + g1) / 2
     # Between columns of prose set close, every line is level with one across the gap.
-    pieces = {} if prose else _pieces_across(boxes, idx, g0, g1)
+    pieces = {} if prose else pieces_across(boxes, idx, g0, g1)
     joins.update(pieces.items())
     joined = set(pieces) | set(pieces.values())
 
@@ -102,9 +102,9 @@ def _regions(
         # A form's fields, label beside value, read row by row too; so are columns parted by
         # a break across the page.
         rows = (
-            _cell_rows(boxes, left, right)
-            or _field_rows(boxes, left, right, labels)
-            or _break_rows(boxes, left, right)
+            cell_rows(boxes, left, right)
+            or field_rows(boxes, left, right, labels)
+            or break_rows(boxes, left, right)
         )
         for row in rows or [(left, right)]:
             for part in row:
@@ -134,7 +134,7 @@ def _read_lead_bands(
     the page's text, their rows were cut at each author that crosses it and read across
     (names, then departments); on their own, their own gutters part them, author by author.
     """
-    bands = _bands(boxes, idx)
+    bands = cut_bands(boxes, idx)
     lead = 0
     while lead < len(bands) - 1 and any(boxes[i][0] < g0 and boxes[i][2] > g1 for i in bands[lead]):
         lead += 1
@@ -156,12 +156,12 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
     if not lines:
         return []
     boxes = [line["bbox"] for line in lines]
-    upright = [i for i, box in enumerate(boxes) if _is_upright(box, lines[i])]
+    upright = [i for i, box in enumerate(boxes) if is_upright(box, lines[i])]
     flat = [i for i in range(len(lines)) if i not in upright]
     regions: list[list[int]] = []
     joins: set[tuple[int, int]] = set()
     if flat:
-        labels = {i for i in flat if _tail(lines[i]).endswith(":")}
+        labels = {i for i in flat if line_tail(lines[i]).endswith(":")}
         _regions(boxes, flat, regions, joins, labels)
     regions += [[i] for i in upright]
     out: list[list[Line]] = []
@@ -169,7 +169,7 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
         ordered: list[Line] = []
         for k, i in enumerate(region):
             if k and (region[k - 1], i) in joins and lines[i]["spans"] and ordered[-1]["spans"]:
-                ordered[-1] = _joined(ordered[-1], lines[i])
+                ordered[-1] = join_piece(ordered[-1], lines[i])
             else:
                 ordered.append(lines[i])
         if ordered:
@@ -182,7 +182,7 @@ _UPRIGHT = 2.0
 _UPRIGHT_CHARS = 4
 
 
-def _is_upright(box: Bbox, line: Line) -> bool:
+def is_upright(box: Bbox, line: Line) -> bool:
     return (box[3] - box[1]) > _UPRIGHT * max(box[2] - box[0], 1.0) and len(
         line_text(line).strip()
     ) >= _UPRIGHT_CHARS

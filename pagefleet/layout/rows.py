@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from pagefleet.layout.lines import _is_bold, line_size, line_text
+from pagefleet.layout.lines import is_bold, line_size, line_text
 from pagefleet.layout.schema import Line, Span
 
 
@@ -17,13 +17,13 @@ def merge_rows(lines: list[Line]) -> list[Line]:
     out: list[Line] = []
     for line in lines:
         if out and _same_row(out[-1], line):
-            out[-1] = _joined(out[-1], line)
+            out[-1] = join_piece(out[-1], line)
         else:
             out.append(line)
     return out
 
 
-def _joined(prev: Line, line: Line) -> Line:
+def join_piece(prev: Line, line: Line) -> Line:
     """One line of ``prev`` and the piece ``line`` right of it."""
     gap = line["bbox"][0] - prev["bbox"][2]
     spans: list[Span] = [Span(**s) for s in line["spans"]]  # copies: the input stays
@@ -69,7 +69,7 @@ def _same_row(a: Line, b: Line) -> bool:
         gap <= _TAB_STOP * size
         and bool(_SECTION_NUMBER.match(line_text(a)))
         and line_text(b)[:1].isalpha()
-        and (_is_bold(b) > _is_bold(a) or size > 1.1 * line_size(a))
+        and (is_bold(b) > is_bold(a) or size > 1.1 * line_size(a))
     )
 
 
@@ -77,7 +77,7 @@ def _marked(char: str) -> bool:
     return bool(char) and unicodedata.category(char).startswith("M")
 
 
-def _rejoined(lines: list[Line], cut: list[bool], taken: set[int]) -> list[tuple[Line, list[int]]]:
+def rejoined(lines: list[Line], cut: list[bool], taken: set[int]) -> list[tuple[Line, list[int]]]:
     """The lines not ``taken``, each piece that was ``cut`` from the line before it (see
     :class:`~pagefleet.layout.schema.Line`) joined back to it where no table or figure took
     either: a label and its value after a dot leader, a row of numbers whose labels are too
@@ -90,7 +90,7 @@ def _rejoined(lines: list[Line], cut: list[bool], taken: set[int]) -> list[tuple
         if i in taken:
             continue
         if cut[i] and last == i - 1 and _beside(out[-1][0], line):
-            out[-1] = (_joined(out[-1][0], line), [*out[-1][1], i])
+            out[-1] = (join_piece(out[-1][0], line), [*out[-1][1], i])
         else:
             out.append((line, [i]))
         last = i

@@ -18,11 +18,11 @@ from pagefleet.layout.lines import line_size, line_text, union
 from pagefleet.layout.listings import find_listings
 from pagefleet.layout.paragraphs import paragraphs
 from pagefleet.layout.plots import find_figures
-from pagefleet.layout.reading_order import _is_upright, _rows, reading_order
-from pagefleet.layout.rows import _rejoined, merge_rows
+from pagefleet.layout.reading_order import is_upright, reading_order, row_order
+from pagefleet.layout.rows import merge_rows, rejoined
 from pagefleet.layout.schema import Bbox, Block, Line
 from pagefleet.layout.sideways import find_sideways, turn, turn_back
-from pagefleet.layout.unruled import _unruled_tables
+from pagefleet.layout.unruled import unruled_tables
 
 
 def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
@@ -44,12 +44,12 @@ def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     if sideways is not None:
         lines, turned = _read_sideways(lines, *sideways)
     blocks = _page_blocks(merge_rows(lines), tables) + turned
-    upright = [line for line in lines if _is_upright(line["bbox"], line)]
+    upright = [line for line in lines if is_upright(line["bbox"], line)]
     if not upright or 2 * len(upright) >= len(lines):
         return blocks
-    usual = median(line_size(line) for line in lines if not _is_upright(line["bbox"], line))
+    usual = median(line_size(line) for line in lines if not is_upright(line["bbox"], line))
     for block in blocks:
-        if "lines" not in block or not all(_is_upright(ln["bbox"], ln) for ln in block["lines"]):
+        if "lines" not in block or not all(is_upright(ln["bbox"], ln) for ln in block["lines"]):
             continue
         if any(line_size(ln) > 1.1 * usual for ln in block["lines"]):
             block["fig"] = True
@@ -65,7 +65,7 @@ def _read_sideways(
     inside = set(members)
     reach = max(max(lines[i]["bbox"][2], lines[i]["bbox"][3]) for i in members)
     region = [turn(lines[i], upwards, reach) for i in members]
-    order = _rows([line["bbox"] for line in region], list(range(len(region))))
+    order = row_order([line["bbox"] for line in region], list(range(len(region))))
     blocks = _page_blocks(merge_rows([region[k] for k in order]), ())
     rest = [line for i, line in enumerate(lines) if i not in inside]
     return rest, turn_back(blocks, upwards, reach)
@@ -103,7 +103,7 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
     # A table set in a monospaced font, under a head that is not, is a table; columns a
     # listing lines up (its comments) are the listing's.
     free = [i for i in range(len(lines)) if i not in taken]
-    for members, rows in _unruled_tables(lines, free, code):
+    for members, rows in unruled_tables(lines, free, code):
         box = union([lines[i]["bbox"] for i in members])
         rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
         taken |= members
@@ -111,11 +111,11 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
         # Rows whose pieces no table took may make one as whole lines, as they did before
         # they were cut: a label and a run of numbers, two cells, when the numbers cut apart
         # leave some rows without a cell for each column.
-        joined = _rejoined(lines, cut, taken)
+        joined = rejoined(lines, cut, taken)
         if len(joined) < len(lines) - len(taken):
             whole = [line for line, _ in joined]
             whole_code = {k for k, (_, parts) in enumerate(joined) if set(parts) <= code}
-            for members, rows in _unruled_tables(whole, list(range(len(whole))), whole_code):
+            for members, rows in unruled_tables(whole, list(range(len(whole))), whole_code):
                 box = union([whole[k]["bbox"] for k in members])
                 rest_lines.append(_stand_in(stand_ins, box, {"bbox": box, "rows": rows}))
                 taken.update(i for k in members for i in joined[k][1])
@@ -132,7 +132,7 @@ def _page_blocks(lines: list[Line], tables: Sequence[Block]) -> list[Block]:
             block: Block = {"bbox": box, "lines": [lines[i] for i in kept], "code": True}
             rest_lines.append(_stand_in(stand_ins, box, block))
             taken.update(kept)
-    rest = [line for line, _ in _rejoined(lines, cut, taken)]
+    rest = [line for line, _ in rejoined(lines, cut, taken)]
     if not stand_ins:
         return [block for region in reading_order(rest) for block in paragraphs(region)]
     rest += rest_lines

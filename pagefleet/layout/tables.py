@@ -527,7 +527,7 @@ def _table(
         # Or those of the widest rows, when every other cell starts in one of them and those
         # that run on over the next are words: a head's labels, a row's codes run together
         # ("# N"). (Figures run together with nils' dashes line up in no columns: see
-        # pagefleet.layout.rows._rejoined.)
+        # pagefleet.layout.rows.rejoined.)
         if len(bands) < widest:
             bands = _widest_bands(row_cells, widest, boxes, texts) or bands
     if len(bands) < 2:

@@ -4,11 +4,11 @@ each node before its branch, as a reader follows the tree, instead of column by 
 
 from __future__ import annotations
 
-from pagefleet.layout.columns import _bands, _gutter
+from pagefleet.layout.columns import cut_bands, find_gutter
 from pagefleet.layout.schema import Bbox
 
 
-def _tree_rows(
+def tree_rows(
     boxes: list[Bbox], idx: list[int], g0: float, g1: float
 ) -> list[tuple[list[int], list[int]]]:
     """A mind map's nodes, each with its branch: where the leftmost gutter's left side is
@@ -21,14 +21,14 @@ def _tree_rows(
     now). Empty otherwise.
     """
     left = [i for i in idx if boxes[i][2] <= g1]
-    deeper = _gutter(boxes, left) if len(left) >= 4 else None
+    deeper = find_gutter(boxes, left) if len(left) >= 4 else None
     if deeper is not None and not deeper[2]:
         # The leftmost gutter is the nodes' (the gutter chosen is the widest).
-        return _tree_rows(boxes, idx, deeper[0], deeper[1])
+        return tree_rows(boxes, idx, deeper[0], deeper[1])
     right = [i for i in idx if boxes[i][0] >= g0]
     if not left or not right or len(left) + len(right) < len(idx):
         return []
-    nodes = _bands(boxes, left)
+    nodes = cut_bands(boxes, left)
     top = min(boxes[i][1] for i in left)
     height = max(boxes[i][3] for i in left) - top
     if len(nodes) > 1 and sum(boxes[i][3] - boxes[i][1] for i in left) >= _SPARSE * height:
@@ -36,7 +36,7 @@ def _tree_rows(
     if len(nodes) > _MAX_NODES or any(len(node) > _NODE_LINES for node in nodes):
         return []
     middles = [(min(boxes[i][1] for i in n) + max(boxes[i][3] for i in n)) / 2 for n in nodes]
-    bands = _bands(boxes, right)
+    bands = cut_bands(boxes, right)
     tops = [min(boxes[i][1] for i in band) for band in bands]
     bottoms = [max(boxes[i][3] for i in band) for band in bands]
     groups = _centred_groups(tops, bottoms, middles)

@@ -8,14 +8,14 @@ from __future__ import annotations
 import re
 from statistics import median
 
-from pagefleet.layout.columns import _gutter
+from pagefleet.layout.columns import find_gutter
 from pagefleet.layout.gutter_tables import split_at_gutter
 from pagefleet.layout.lines import BULLETS, line_size, line_text
 from pagefleet.layout.schema import Bbox, Line
 from pagefleet.layout.tables import find_unruled, numeric
 
 
-def _unruled_tables(
+def unruled_tables(
     lines: list[Line], free: list[int], code: set[int]
 ) -> list[tuple[set[int], list[list[str]]]]:
     """The tables without rules among the lines ``free`` (indexes of ``lines``): the indexes
@@ -41,7 +41,7 @@ def _found_in_columns(
     """The page's tables without rules, those that took lines from two columns looked for
     again in each column alone (see :mod:`~pagefleet.layout.gutter_tables`)."""
     found = find_unruled(boxes, texts, sizes)
-    gutter = _gutter(boxes, list(range(len(boxes)))) if len(boxes) >= 4 else None
+    gutter = find_gutter(boxes, list(range(len(boxes)))) if len(boxes) >= 4 else None
     if gutter is None:
         return found
 
@@ -76,7 +76,7 @@ def _across_columns(boxes: list[Bbox], table: list[int], columns: int) -> bool:
     other lines on each side start where the table's column starts (or indented a little)."""
     if columns != 2 or len(boxes) < 8:
         return False
-    gutter = _gutter(boxes, list(range(len(boxes))))
+    gutter = find_gutter(boxes, list(range(len(boxes))))
     if gutter is None:
         return False
     mid = (gutter[0] + gutter[1]) / 2
