@@ -6,7 +6,7 @@ import ctypes
 import io
 import math
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Callable, Container, Iterator
 from decimal import Decimal
 
 import pypdfium2 as pdfium
@@ -283,31 +283,36 @@ def _relink_explicit(
 def _lost_dest(page: pdfium_c.FPDF_PAGE, index: int) -> bool:
     """Whether annotation ``index`` of ``page`` is a link without /Dest: one whose array the
     import may have dropped."""
-    annot = pdfium_c.FPDFPage_GetAnnot(page, index)
-    if not annot:
-        return False
-    try:
-        return bool(
+    return _annot_is(
+        page,
+        index,
+        lambda annot: (
             pdfium_c.FPDFAnnot_GetSubtype(annot) == pdfium_c.FPDF_ANNOT_LINK
             and not pdfium_c.FPDFAnnot_HasKey(annot, b"Dest")
-        )
-    finally:
-        pdfium_c.FPDFPage_CloseAnnot(annot)
+        ),
+    )
 
 
 def has_explicit_links(page: pdfium_c.FPDF_PAGE) -> bool:
     """Whether a loaded page has a link annotation whose /Dest is an array: the only kind of
     link whose destination the import can drop and :func:`_dropped_dest` gives back."""
-    for index in range(pdfium_c.FPDFPage_GetAnnotCount(page)):
-        annot = pdfium_c.FPDFPage_GetAnnot(page, index)
-        if not annot:
-            continue
-        try:
-            if _explicit_link(annot):
-                return True
-        finally:
-            pdfium_c.FPDFPage_CloseAnnot(annot)
-    return False
+    return any(
+        _annot_is(page, index, _explicit_link)
+        for index in range(pdfium_c.FPDFPage_GetAnnotCount(page))
+    )
+
+
+def _annot_is(
+    page: pdfium_c.FPDF_PAGE, index: int, test: Callable[[pdfium_c.FPDF_ANNOTATION], object]
+) -> bool:
+    """Whether annotation ``index`` of ``page`` opens and passes ``test``."""
+    annot = pdfium_c.FPDFPage_GetAnnot(page, index)
+    if not annot:
+        return False
+    try:
+        return bool(test(annot))
+    finally:
+        pdfium_c.FPDFPage_CloseAnnot(annot)
 
 
 def _explicit_link(annot: pdfium_c.FPDF_ANNOTATION) -> bool:
