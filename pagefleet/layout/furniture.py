@@ -135,12 +135,12 @@ def furniture_among(
         key
         for key in keys
         if key.band == SIDE
-        or (key.band == BIG_PICTURE and recurs(key) and 2 * counts[key] >= seen)
         or (key.band in (SMALL_HEAD, SHORT_FOOT) and total <= _SHORT)
         or (key.band.endswith(EDGE) and recurs(key._replace(band=key.band.removesuffix(EDGE))))
         or (
-            key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE, BIG_PICTURE)
+            key.band not in (SMALL_HEAD, SHORT_FOOT, TOP_EDGE, BOTTOM_EDGE)
             and recurs(key)
+            and (key.band != BIG_PICTURE or 2 * counts[key] >= seen)
         )
         or (key.band in ("top", "bottom") and _PAGE_NUMBER.match(key.text))
     )
