@@ -29,6 +29,16 @@ def line_text(line: Line) -> str:
     return "".join(span["t"] for span in line["spans"])
 
 
+# A line this many times taller than wide, with this many characters at least, runs upright.
+_UPRIGHT = 2.0
+_UPRIGHT_CHARS = 4
+
+
+def is_upright(line: Line) -> bool:
+    x0, y0, x1, y1 = line["bbox"]
+    return y1 - y0 > _UPRIGHT * max(x1 - x0, 1.0) and len(line_text(line).strip()) >= _UPRIGHT_CHARS
+
+
 _ALNUM = re.compile(r"[^\W_]")
 
 

@@ -9,7 +9,7 @@ from bisect import bisect_right
 
 from pagefleet.layout.columns import columns_between, cut_bands, find_gutter, pieces_across
 from pagefleet.layout.gutter_rows import boxes_under, break_rows, cell_rows, field_rows
-from pagefleet.layout.lines import line_tail, line_text
+from pagefleet.layout.lines import is_upright, line_tail
 from pagefleet.layout.rows import join_piece
 from pagefleet.layout.schema import Bbox, Line
 from pagefleet.layout.trees import tree_rows
@@ -156,7 +156,7 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
     if not lines:
         return []
     boxes = [line["bbox"] for line in lines]
-    upright = [i for i, box in enumerate(boxes) if is_upright(box, lines[i])]
+    upright = [i for i, line in enumerate(lines) if is_upright(line)]
     flat = [i for i in range(len(lines)) if i not in upright]
     regions: list[list[int]] = []
     joins: set[tuple[int, int]] = set()
@@ -175,14 +175,3 @@ def reading_order(lines: list[Line]) -> list[list[Line]]:
         if ordered:
             out.append(ordered)
     return out
-
-
-# A line this many times taller than wide, with this many characters at least, runs upright.
-_UPRIGHT = 2.0
-_UPRIGHT_CHARS = 4
-
-
-def is_upright(box: Bbox, line: Line) -> bool:
-    return (box[3] - box[1]) > _UPRIGHT * max(box[2] - box[0], 1.0) and len(
-        line_text(line).strip()
-    ) >= _UPRIGHT_CHARS

@@ -14,11 +14,11 @@ from itertools import groupby
 from statistics import median
 
 from pagefleet.layout.cards import find_cards
-from pagefleet.layout.lines import line_size, line_text, union
+from pagefleet.layout.lines import is_upright, line_size, line_text, union
 from pagefleet.layout.listings import find_listings
 from pagefleet.layout.paragraphs import paragraphs
 from pagefleet.layout.plots import find_figures
-from pagefleet.layout.reading_order import is_upright, reading_order, row_order
+from pagefleet.layout.reading_order import reading_order, row_order
 from pagefleet.layout.rows import merge_rows, rejoined
 from pagefleet.layout.schema import Bbox, Block, Line
 from pagefleet.layout.sideways import find_sideways, turn, turn_back
@@ -44,12 +44,12 @@ def page_blocks(lines: list[Line], tables: Sequence[Block] = ()) -> list[Block]:
     if sideways is not None:
         lines, turned = _read_sideways(lines, *sideways)
     blocks = _page_blocks(merge_rows(lines), tables) + turned
-    upright = [line for line in lines if is_upright(line["bbox"], line)]
+    upright = [line for line in lines if is_upright(line)]
     if not upright or 2 * len(upright) >= len(lines):
         return blocks
-    usual = median(line_size(line) for line in lines if not is_upright(line["bbox"], line))
+    usual = median(line_size(line) for line in lines if not is_upright(line))
     for block in blocks:
-        if "lines" not in block or not all(is_upright(ln["bbox"], ln) for ln in block["lines"]):
+        if "lines" not in block or not all(is_upright(ln) for ln in block["lines"]):
             continue
         if any(line_size(ln) > 1.1 * usual for ln in block["lines"]):
             block["fig"] = True

@@ -17,14 +17,12 @@ from __future__ import annotations
 from itertools import pairwise
 from statistics import median
 
+from pagefleet.layout.lines import is_upright
 from pagefleet.layout.schema import Bbox, Block, Line
 
-# Upright words: a box this many times taller than wide with this many characters at least
-# (segment's _is_upright). A sideways region holds so many of them (a table of a few rows),
+# A sideways region holds so many upright words (lines.is_upright; a table of a few rows),
 # and reaches over this share of the height of the page's text (a table's heads turned
 # upright over its columns are short: they stay where they are).
-_UPRIGHT = 2.0
-_UPRIGHT_CHARS = 4
 _MIN_WORDS = 12
 _MIN_REACH = 0.4
 # A short word of the region: no wider than this many times an upright word's thickness.
@@ -36,7 +34,7 @@ def find_sideways(lines: list[Line]) -> tuple[list[int], bool] | None:
     whether its text runs upwards (turned a quarter to the left, as landscape tables are);
     None where the page has none."""
     boxes = [line["bbox"] for line in lines]
-    upright = [i for i, line in enumerate(lines) if _upright(line)]
+    upright = [i for i, line in enumerate(lines) if is_upright(line)]
     if len(upright) < _MIN_WORDS:
         return None
     x0 = min(boxes[i][0] for i in upright)
@@ -56,12 +54,6 @@ def find_sideways(lines: list[Line]) -> tuple[list[int], bool] | None:
         and box[2] - box[0] <= _THICK * thick
     ]
     return members, _runs_upwards(boxes, upright)
-
-
-def _upright(line: Line) -> bool:
-    x0, y0, x1, y1 = line["bbox"]
-    text = "".join(span["t"] for span in line["spans"]).strip()
-    return y1 - y0 > _UPRIGHT * max(x1 - x0, 1.0) and len(text) >= _UPRIGHT_CHARS
 
 
 def _runs_upwards(boxes: list[Bbox], upright: list[int]) -> bool:
