@@ -397,7 +397,7 @@ def _with_head(
     for r, row in enumerate(head):
         row = sorted(row, key=lambda i: boxes[i][0])
         centres = [(boxes[i][0] + boxes[i][2]) / 2 for i in row]
-        below = {j: (boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower}
+        below = [(boxes[j][0] + boxes[j][2]) / 2 for lower in head[r + 1 :] for j in lower]
         for k, i in enumerate(row):
             col = _column(bands, starts, centres[k])
             if len(row) > 1:
@@ -413,9 +413,9 @@ def _with_head(
                 )
                 group = {
                     _column(bands, starts, x)
-                    for j, x in below.items()
+                    for x in below
                     if abs(x - centres[k]) < reach
-                    and min(range(len(row)), key=lambda n: abs(below[j] - centres[n])) == k
+                    and min(range(len(row)), key=lambda n: abs(x - centres[n])) == k
                 }
                 if len(group) > 1:
                     col = min(group)
