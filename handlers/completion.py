@@ -27,7 +27,6 @@ from pagefleet.completion import CompletionOutcome, complete_job, record_dead_co
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import ChunkMessage
 from pagefleet.queues import PRIOR_ATTEMPTS, prior_attempts
-from pagefleet.settings import Settings
 
 # One processor per handler: a processor keeps the batch in hand on itself, so the module's
 # functions must not share one where a process runs them at once (tests/test_handlers.py does;
@@ -44,7 +43,7 @@ BatchChecks = dict[tuple[str, str], CompletionOutcome | Exception]
 
 def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None:
     metrics.add_metric(name="CompletionMessages", unit=MetricUnit.Count, value=1)
-    settings = Settings()
+    settings = clients.settings()
     checks = {} if checks is None else checks
     # One completion check per job per batch, however many of its results the batch announces:
     # every result announced in a batch was written before the batch was received, so the first
@@ -77,7 +76,9 @@ def dead_letter_record_handler(record: SQSRecord) -> None:
         prior.string_value if prior is not None else None
     )
     # A result a runner wrote meanwhile wins.
-    write_result(clients.bucket(Settings(), message.bucket), dead_letter_result(message, attempts))
+    write_result(
+        clients.bucket(clients.settings(), message.bucket), dead_letter_result(message, attempts)
+    )
     logger.warning(
         "chunk recorded as failed from the DLQ",
         extra={"job_id": message.job_id, "chunk": message.chunk.index},
@@ -93,7 +94,7 @@ def completion_dead_letter_record_handler(record: SQSRecord) -> None:
     DLQ's retention ended it silently."""
     metrics.add_metric(name="CompletionDeadLetterMessages", unit=MetricUnit.Count, value=1)
     receive_count = int(record.attributes.approximate_receive_count or 0)
-    settings = Settings()
+    settings = clients.settings()
     try:
         sources = list(sources_in_sqs_body(record.body))
     except Exception as exc:

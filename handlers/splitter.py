@@ -20,7 +20,6 @@ from handlers import clients
 from pagefleet import keys
 from pagefleet.events import sources_in_sqs_body
 from pagefleet.models import Source
-from pagefleet.settings import Settings
 from pagefleet.splitting import record_dead_upload, refuse_stray, split_upload
 
 processor = BatchProcessor(event_type=EventType.SQS)
@@ -30,7 +29,7 @@ metrics = Metrics(namespace="pagefleet", service="splitter")
 
 
 def split(source: Source) -> None:
-    settings = Settings()
+    settings = clients.settings()
     bucket = clients.bucket(settings, source.bucket)
     announce = clients.announcer(settings, logger, metrics)
     if keys.is_upload(source.key):
@@ -58,7 +57,7 @@ def dead_letter_record_handler(record: SQSRecord) -> None:
     for source in sources_in_sqs_body(record.body):
         if not (keys.is_upload(source.key) or keys.is_stray(source.key)):
             continue
-        settings = Settings()
+        settings = clients.settings()
         bucket = clients.bucket(settings, source.bucket)
         announce = clients.announcer(settings, logger, metrics)
         outcome = record_dead_upload(source, bucket, receive_count, announce)

@@ -133,3 +133,17 @@ def test_the_completion_dlq_consumer_keeps_a_message_only_on_a_transient_fault(
     }
     reply = completion.completion_dead_letter_handler(sqs_event(bodies), Context())
     assert reply == {"batchItemFailures": [{"itemIdentifier": "throttled"}]}
+
+
+def test_a_warm_environment_builds_its_settings_once_per_set_of_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PAGEFLEET_BUCKET", "first-bucket")
+    first = clients.settings()
+    assert first.bucket == "first-bucket"
+    assert clients.settings() is first  # the next invocation of a warm environment
+    monkeypatch.setenv("PAGEFLEET_BUCKET", "second-bucket")
+    second = clients.settings()
+    assert second.bucket == "second-bucket"
+    monkeypatch.setenv("OTHER_VARIABLE", "x")  # not one Settings reads: built again for nothing
+    assert clients.settings() is second
