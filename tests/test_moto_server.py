@@ -513,3 +513,35 @@ def test_a_listing_is_the_reply_moto_s_serializer_writes(
     assert (
         b"&amp;b&lt;c&gt;" in bodies and b"%26b%3Cc%3E" in bodies and b"<CommonPrefixes>" in bodies
     )
+
+
+class _CountedEnviron(dict[str, Any]):
+    walks = 0
+
+    def items(self) -> Any:
+        self.walks += 1
+        return super().items()
+
+
+def test_a_request_s_headers_are_walked_once_and_again_when_moto_adds_one() -> None:
+    from moto.core.request import EnvironHeaders
+
+    environ = _CountedEnviron(
+        {
+            "REQUEST_METHOD": "PUT",
+            "CONTENT_TYPE": "image/png",
+            "HTTP_X_AMZ_META_PAGEFLEET_JOB": "j",
+            "HTTP_IF_NONE_MATCH": "*",
+            "wsgi.input": io.BytesIO(),
+        }
+    )
+    headers = server_module._HeadersReadOnce(environ)
+    as_moto_reads_them = list(EnvironHeaders(dict(environ)))
+    walks = environ.walks
+    for _ in range(3):  # moto's S3 iterates a PUT's headers once per header
+        assert list(headers.items()) == as_moto_reads_them
+        assert list(headers.keys()) == [name for name, _ in as_moto_reads_them]
+    assert environ.walks == walks + 1
+    assert headers["if-none-match"] == "*"  # a lookup by name reads the environ itself
+    environ["HTTP_HOST"] = "127.0.0.1"  # what moto writes for a request without a Host
+    assert ("Host", "127.0.0.1") in list(headers.items())
