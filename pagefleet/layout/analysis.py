@@ -24,7 +24,7 @@ from pagefleet.layout.headings import (
     shape_style,
     style_levels,
 )
-from pagefleet.layout.inline import WORD
+from pagefleet.layout.inline import lower_words
 from pagefleet.layout.lines import line_size, line_text
 from pagefleet.layout.schema import Line, OutlineEntry, Page
 from pagefleet.layout.titles import TitleBlock, find_titles
@@ -130,7 +130,7 @@ class ChunkStats:
                 if not block.get("fig") and not block.get("code") and not ocr:
                     shapes[page["number"], bi] = heading_shape(kept, texts)
                 # No word runs across a line break: the lines are searched in one go.
-                vocabulary.update(map(str.lower, WORD.findall("\n".join(texts))))
+                vocabulary.update(lower_words("\n".join(texts)))
                 # OCR lines never make the body size.
                 if not ocr:
                     for line, text in zip(kept, texts, strict=True):

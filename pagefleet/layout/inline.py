@@ -13,11 +13,21 @@ from pagefleet.layout.schema import Line, Span
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # The words hyphenation is repaired against: the document's vocabulary counts these.
 WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+# WORD in lowercased ASCII text, twice as quick: there [^\W\d_] is [a-z], and lowercasing
+# maps each letter to one letter, none to a mark or a space.
+_ASCII_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _ESCAPED = "\\`*_[]<>"
 _ESCAPE = re.compile(f"[{re.escape(_ESCAPED)}]")
 # A letter or a digit (str.isalnum; re's \w adds only "_").
 _ALNUM = re.compile(r"[^\W_]")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[>+|~]|[-*=](?:\s|[-*=]*$)|\d+[.)](?:\s|$))")
+
+
+def lower_words(text: str) -> list[str]:
+    """The words of ``text`` (WORD), lowercased: what the vocabulary counts."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
+    return [word.lower() for word in WORD.findall(text)]
 
 
 def strip_prefix(lines: list[Line], count: int) -> list[Line]:

@@ -26,7 +26,11 @@ CAPTION = re.compile(
 
 
 def line_text(line: Line) -> str:
-    return "".join(span["t"] for span in line["spans"])
+    spans = line["spans"]
+    # Most lines are one span (the renderer asks for a line's text 10 times or more).
+    if len(spans) == 1:
+        return spans[0]["t"]
+    return "".join([span["t"] for span in spans])
 
 
 # A line this many times taller than wide, with this many characters at least, runs upright.
@@ -54,6 +58,10 @@ def line_size(line: Line) -> float:
     spans = line["spans"]
     if len(spans) == 1:
         return spans[0]["s"]
+    # Most lines of several spans are set in one size: theirs, unless every span is blank.
+    size = spans[0]["s"] if spans else 0.0
+    if all(span["s"] == size for span in spans):
+        return size if any(span["t"].strip() for span in spans) else 0.0
     weights: dict[float, int] = {}
     for span in _worded(spans):
         weights[span["s"]] = weights.get(span["s"], 0) + len(span["t"].strip())
