@@ -25,7 +25,7 @@ from pagefleet.layout.headings import (
     style_levels,
 )
 from pagefleet.layout.inline import lower_words
-from pagefleet.layout.lines import line_size, line_text
+from pagefleet.layout.lines import PageLines, read_lines
 from pagefleet.layout.schema import Line, OutlineEntry, Page
 from pagefleet.layout.titles import TitleBlock, find_titles
 
@@ -46,6 +46,7 @@ class ChunkLayout:
 
     pages: Sequence[Page]
     outline: Sequence[OutlineEntry]
+    read: list[PageLines]  # per page, its lines' texts and sizes
     # Per page, the margin-line candidates by key, with their (block, line) places.
     margin: list[dict[MarginKey, list[tuple[int, int]]]]
     keys: Counter[MarginKey]  # pages each candidate key is on
@@ -54,11 +55,12 @@ class ChunkLayout:
 
     @classmethod
     def of(cls, pages: Sequence[Page], outline: Sequence[OutlineEntry]) -> ChunkLayout:
-        margin = [margin_candidates(page) for page in pages]
+        read = [read_lines(page) for page in pages]
+        margin = [margin_candidates(page, lines) for page, lines in zip(pages, read, strict=True)]
         keys: Counter[MarginKey] = Counter()
         for found in margin:
             keys.update(found.keys())
-        return cls(pages, outline, margin, keys)
+        return cls(pages, outline, read, margin, keys)
 
 
 def analyse(chunks: Sequence[ChunkLayout], total: int) -> Analysis:
@@ -113,28 +115,33 @@ class ChunkStats:
                 for place in places
             }
             ocr = page["ocr"]
+            read = chunk.read[pi]
             for bi, block in enumerate(page["blocks"]):
                 if "lines" not in block:
                     if (bi, -1) in gone:
                         pictures.add((pi, bi))
                     continue
                 kept = block["lines"]
+                texts, line_sizes = read[bi]
                 if gone:
-                    kept = [ln for li, ln in enumerate(kept) if (bi, li) not in gone]
+                    keep = [li for li in range(len(kept)) if (bi, li) not in gone]
+                    if len(keep) < len(kept):
+                        kept = [kept[li] for li in keep]
+                        texts = [texts[li] for li in keep]
+                        line_sizes = [line_sizes[li] for li in keep]
                 if not kept:
                     continue
                 lines[pi, bi] = kept
-                texts = [line_text(line) for line in kept]
                 # A plot's labels or a listing are never a heading; OCR has no font sizes to
                 # rank.
                 if not block.get("fig") and not block.get("code") and not ocr:
-                    shapes[page["number"], bi] = heading_shape(kept, texts)
+                    shapes[page["number"], bi] = heading_shape(kept, texts, line_sizes)
                 # No word runs across a line break: the lines are searched in one go.
                 vocabulary.update(lower_words("\n".join(texts)))
                 # OCR lines never make the body size.
                 if not ocr:
-                    for line, text in zip(kept, texts, strict=True):
-                        sizes[bucket(line_size(line))] += len(text)
+                    for text, size in zip(texts, line_sizes, strict=True):
+                        sizes[bucket(size)] += len(text)
         kinds = {shape for shape in shapes.values() if shape is not None}
         titles = find_titles(chunk.pages, chunk.outline, lines)
         return cls(furniture, lines, sizes, vocabulary, shapes, kinds, titles, pictures)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pagefleet.layout.schema import Bbox, Line, Span
+from pagefleet.layout.schema import Bbox, Line, Page, Span
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
 # U+F0B7 and friends are Symbol/Wingdings bullets that fonts without a ToUnicode map leave
@@ -31,6 +31,19 @@ def line_text(line: Line) -> str:
     if len(spans) == 1:
         return spans[0]["t"]
     return "".join([span["t"] for span in spans])
+
+
+# A page's text lines read once, where the renderer reads each several times (the furniture,
+# the body size, the headings): per text block's index, its lines' texts and sizes.
+PageLines = dict[int, tuple[list[str], list[float]]]
+
+
+def read_lines(page: Page) -> PageLines:
+    return {
+        bi: ([line_text(ln) for ln in block["lines"]], [line_size(ln) for ln in block["lines"]])
+        for bi, block in enumerate(page["blocks"])
+        if "lines" in block
+    }
 
 
 # A line this many times taller than wide, with this many characters at least, runs upright.
