@@ -103,32 +103,32 @@ class ChunkStats:
     @classmethod
     def of(cls, chunk: ChunkLayout, furniture: frozenset[MarginKey]) -> ChunkStats:
         lines: dict[tuple[int, int], list[Line]] = {}
-        sizes: Counter[float] = Counter()
+        # Characters per size as set, in order of first appearance: bucketed once per size,
+        # not per line, at the end (a bucket's first size comes first of its sizes).
+        chars: dict[float, int] = {}
         vocabulary: set[str] = set()
         shapes: dict[BlockRef, HeadingShape | None] = {}
         pictures: set[tuple[int, int]] = set()
         for pi, page in enumerate(chunk.pages):
-            gone = {
-                place
-                for key, places in chunk.margin[pi].items()
-                if key in furniture
-                for place in places
-            }
+            gone: dict[int, set[int]] = {}  # block index -> its furniture's line indexes
+            for key, places in chunk.margin[pi].items():
+                if key in furniture:
+                    for bi, li in places:
+                        gone.setdefault(bi, set()).add(li)
             ocr = page["ocr"]
             read = chunk.read[pi]
             for bi, block in enumerate(page["blocks"]):
                 if "lines" not in block:
-                    if (bi, -1) in gone:
+                    if -1 in gone.get(bi, ()):
                         pictures.add((pi, bi))
                     continue
                 kept = block["lines"]
                 texts, line_sizes = read[bi]
-                if gone:
-                    keep = [li for li in range(len(kept)) if (bi, li) not in gone]
-                    if len(keep) < len(kept):
-                        kept = [kept[li] for li in keep]
-                        texts = [texts[li] for li in keep]
-                        line_sizes = [line_sizes[li] for li in keep]
+                if bi in gone:
+                    keep = [li for li in range(len(kept)) if li not in gone[bi]]
+                    kept = [kept[li] for li in keep]
+                    texts = [texts[li] for li in keep]
+                    line_sizes = [line_sizes[li] for li in keep]
                 if not kept:
                     continue
                 lines[pi, bi] = kept
@@ -141,7 +141,10 @@ class ChunkStats:
                 # OCR lines never make the body size.
                 if not ocr:
                     for text, size in zip(texts, line_sizes, strict=True):
-                        sizes[bucket(size)] += len(text)
+                        chars[size] = chars.get(size, 0) + len(text)
+        sizes: Counter[float] = Counter()
+        for size, count in chars.items():
+            sizes[bucket(size)] += count
         kinds = {shape for shape in shapes.values() if shape is not None}
         titles = find_titles(chunk.pages, chunk.outline, lines)
         return cls(furniture, lines, sizes, vocabulary, shapes, kinds, titles, pictures)
