@@ -305,11 +305,13 @@ def _last_top(page: Page) -> float:
 
 def _body_size(read: PageLines) -> float:
     """The size of most of the page's text."""
-    chars: Counter[float] = Counter()
+    # A dict, not a Counter: a Counter's missing key is a call into Python. Of sizes as
+    # common, the first seen, as Counter.most_common has it.
+    chars: dict[float, int] = {}
     for texts, sizes in read.values():
         for text, size in zip(texts, sizes, strict=True):
-            chars[size] += len(text)
-    return chars.most_common(1)[0][0]
+            chars[size] = chars.get(size, 0) + len(text)
+    return max(chars, key=chars.__getitem__)
 
 
 def _widest_gap(items: list[_Placed]) -> int:
