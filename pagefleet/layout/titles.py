@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from pagefleet.layout.lines import line_text
-from pagefleet.layout.schema import Line, OutlineEntry, Page
+from pagefleet.layout.schema import Block, Line, OutlineEntry, Page
 
 
 class TitleBlock(NamedTuple):
@@ -67,6 +67,13 @@ def _held(title: _Words, have: _Words, after: _Words | None = None) -> tuple[int
     return held, held_letters >= _BLOCK_COVER * letters
 
 
+def _block_words(block: Block, lines: list[Line] | None) -> _Words | None:
+    """The words of a block that may hold a title, given its ``lines`` not furniture."""
+    if lines is None or len(lines) > _TITLE_MAX_LINES or block.get("fig") or block.get("code"):
+        return None
+    return _title_words(" ".join(map(line_text, lines)))
+
+
 def find_titles(
     pages: Sequence[Page], outline: Sequence[OutlineEntry], kept: dict[tuple[int, int], list[Line]]
 ) -> dict[int, list[TitleBlock]]:
@@ -74,18 +81,17 @@ def find_titles(
     title (:func:`pagefleet.layout.analysis.match_outline` picks one). ``kept``: per (page
     index, block index), the block's lines that are not furniture."""
     index = {page["number"]: pi for pi, page in enumerate(pages)}
-    words: dict[tuple[int, int], _Words | None] = {}
+    # Per page index, its blocks' words (None: a block that holds no title), counted once a
+    # page is searched: a page is searched for every entry that points at it or beside it.
+    words: dict[int, list[_Words | None]] = {}
 
-    def words_of(pi: int, bi: int) -> _Words | None:
-        if (pi, bi) not in words:
-            lines = kept.get((pi, bi))
-            short = lines is not None and len(lines) <= _TITLE_MAX_LINES
-            block = pages[pi]["blocks"][bi]
-            if lines is None or not short or block.get("fig") or block.get("code"):
-                words[pi, bi] = None
-            else:
-                words[pi, bi] = _title_words(" ".join(map(line_text, lines)))
-        return words[pi, bi]
+    def words_on(pi: int) -> list[_Words | None]:
+        if pi not in words:
+            words[pi] = [
+                _block_words(block, kept.get((pi, bi)))
+                for bi, block in enumerate(pages[pi]["blocks"])
+            ]
+        return words[pi]
 
     found: dict[int, list[TitleBlock]] = {}
     for i, entry in enumerate(outline):
@@ -103,15 +109,13 @@ def find_titles(
                 break
             top = entry.get("top")
             blocks = pages[pi]["blocks"]
-            for bi, block in enumerate(blocks):
-                have = words_of(pi, bi)
-                if have is None:
-                    continue
-                held, alone = _held(title, have)
+            held_by = words_on(pi)
+            for bi, (block, have) in enumerate(zip(blocks, held_by, strict=True)):
                 # A block with none of the title's words holds none of it, alone or as the
                 # first of two (the second would then hold it alone, and is tried itself).
-                if not held:
+                if have is None or title.counts.keys().isdisjoint(have.counts):
                     continue
+                held, alone = _held(title, have)
                 distance = abs(block["bbox"][1] - top) if top is not None and not shift else 0.0
                 missing = title.total - held
                 if alone:
@@ -122,7 +126,7 @@ def find_titles(
                         continue
                 # With the block after it: a title set on two lines that the block alone
                 # holds only in part ("How to contribute to" / "MuPDF") is found whole.
-                after = words_of(pi, bi + 1) if bi + 1 < len(blocks) else None
+                after = held_by[bi + 1] if bi + 1 < len(blocks) else None
                 if after is None:
                     continue
                 held, both = _held(title, have, after)
