@@ -35,13 +35,17 @@ class _Words(NamedTuple):
 
     counts: dict[str, int]
     total: int
-    letters: int  # of them, the words that are not numbers
 
 
 def _title_words(text: str) -> _Words:
     counts = Counter(_TITLE_WORD.findall(text.lower()))
-    letters = sum(n for w, n in counts.items() if not w.isdigit())
-    return _Words(counts, counts.total(), letters)
+    return _Words(counts, counts.total())
+
+
+def _letters(words: _Words) -> int:
+    """How many of the words are not numbers (counted only for a block that holds most of a
+    title: few do)."""
+    return sum(n for w, n in words.counts.items() if not w.isdigit())
 
 
 def _held(title: _Words, have: _Words, after: _Words | None = None) -> tuple[int, bool]:
@@ -63,7 +67,7 @@ def _held(title: _Words, have: _Words, after: _Words | None = None) -> tuple[int
                 held_letters += common
     if held < _TITLE_COVER * title.total:
         return held, False
-    letters = have.letters + (after.letters if after is not None else 0)
+    letters = _letters(have) + (_letters(after) if after is not None else 0)
     return held, held_letters >= _BLOCK_COVER * letters
 
 
