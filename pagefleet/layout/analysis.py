@@ -103,8 +103,9 @@ class ChunkStats:
     @classmethod
     def of(cls, chunk: ChunkLayout, furniture: frozenset[MarginKey]) -> ChunkStats:
         lines: dict[tuple[int, int], list[Line]] = {}
-        # Characters per size as set, in order of first appearance: bucketed once per size,
-        # not per line, at the end (a bucket's first size comes first of its sizes).
+        # Characters per size as set, in order of first appearance, bucketed at the end once
+        # per size, not per line: the same counts, and the buckets in the order the lines
+        # first show them (a bucket's sizes come after the first of them).
         chars: dict[float, int] = {}
         vocabulary: set[str] = set()
         shapes: dict[BlockRef, HeadingShape | None] = {}

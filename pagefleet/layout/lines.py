@@ -27,7 +27,7 @@ CAPTION = re.compile(
 
 def line_text(line: Line) -> str:
     spans = line["spans"]
-    # Most lines are one span (the renderer asks for a line's text 10 times or more).
+    # Most lines are one span: its text, without a join.
     if len(spans) == 1:
         return spans[0]["t"]
     return "".join([span["t"] for span in spans])
