@@ -24,8 +24,8 @@ from pagefleet.layout.headings import (
     shape_style,
     style_levels,
 )
-from pagefleet.layout.inline import WORD
-from pagefleet.layout.lines import line_size, line_text
+from pagefleet.layout.inline import lower_words
+from pagefleet.layout.lines import PageLines, read_lines
 from pagefleet.layout.schema import Line, OutlineEntry, Page
 from pagefleet.layout.titles import TitleBlock, find_titles
 
@@ -46,6 +46,7 @@ class ChunkLayout:
 
     pages: Sequence[Page]
     outline: Sequence[OutlineEntry]
+    read: list[PageLines]  # per page, its lines' texts and sizes
     # Per page, the margin-line candidates by key, with their (block, line) places.
     margin: list[dict[MarginKey, list[tuple[int, int]]]]
     keys: Counter[MarginKey]  # pages each candidate key is on
@@ -54,11 +55,12 @@ class ChunkLayout:
 
     @classmethod
     def of(cls, pages: Sequence[Page], outline: Sequence[OutlineEntry]) -> ChunkLayout:
-        margin = [margin_candidates(page) for page in pages]
+        read = [read_lines(page) for page in pages]
+        margin = [margin_candidates(page, lines) for page, lines in zip(pages, read, strict=True)]
         keys: Counter[MarginKey] = Counter()
         for found in margin:
             keys.update(found.keys())
-        return cls(pages, outline, margin, keys)
+        return cls(pages, outline, read, margin, keys)
 
 
 def analyse(chunks: Sequence[ChunkLayout], total: int) -> Analysis:
@@ -101,40 +103,49 @@ class ChunkStats:
     @classmethod
     def of(cls, chunk: ChunkLayout, furniture: frozenset[MarginKey]) -> ChunkStats:
         lines: dict[tuple[int, int], list[Line]] = {}
-        sizes: Counter[float] = Counter()
+        # Characters per size as set, in order of first appearance, bucketed at the end once
+        # per size, not per line: the same counts, and the buckets in the order the lines
+        # first show them (a bucket's sizes come after the first of them).
+        chars: dict[float, int] = {}
         vocabulary: set[str] = set()
         shapes: dict[BlockRef, HeadingShape | None] = {}
         pictures: set[tuple[int, int]] = set()
         for pi, page in enumerate(chunk.pages):
-            gone = {
-                place
-                for key, places in chunk.margin[pi].items()
-                if key in furniture
-                for place in places
-            }
+            gone: dict[int, set[int]] = {}  # block index -> its furniture's line indexes
+            for key, places in chunk.margin[pi].items():
+                if key in furniture:
+                    for bi, li in places:
+                        gone.setdefault(bi, set()).add(li)
             ocr = page["ocr"]
+            read = chunk.read[pi]
             for bi, block in enumerate(page["blocks"]):
                 if "lines" not in block:
-                    if (bi, -1) in gone:
+                    if -1 in gone.get(bi, ()):
                         pictures.add((pi, bi))
                     continue
                 kept = block["lines"]
-                if gone:
-                    kept = [ln for li, ln in enumerate(kept) if (bi, li) not in gone]
+                texts, line_sizes = read[bi]
+                if bi in gone:
+                    keep = [li for li in range(len(kept)) if li not in gone[bi]]
+                    kept = [kept[li] for li in keep]
+                    texts = [texts[li] for li in keep]
+                    line_sizes = [line_sizes[li] for li in keep]
                 if not kept:
                     continue
                 lines[pi, bi] = kept
-                texts = [line_text(line) for line in kept]
                 # A plot's labels or a listing are never a heading; OCR has no font sizes to
                 # rank.
                 if not block.get("fig") and not block.get("code") and not ocr:
-                    shapes[page["number"], bi] = heading_shape(kept, texts)
+                    shapes[page["number"], bi] = heading_shape(kept, texts, line_sizes)
                 # No word runs across a line break: the lines are searched in one go.
-                vocabulary.update(map(str.lower, WORD.findall("\n".join(texts))))
+                vocabulary.update(lower_words("\n".join(texts)))
                 # OCR lines never make the body size.
                 if not ocr:
-                    for line, text in zip(kept, texts, strict=True):
-                        sizes[bucket(line_size(line))] += len(text)
+                    for text, size in zip(texts, line_sizes, strict=True):
+                        chars[size] = chars.get(size, 0) + len(text)
+        sizes: Counter[float] = Counter()
+        for size, count in chars.items():
+            sizes[bucket(size)] += count
         kinds = {shape for shape in shapes.values() if shape is not None}
         titles = find_titles(chunk.pages, chunk.outline, lines)
         return cls(furniture, lines, sizes, vocabulary, shapes, kinds, titles, pictures)

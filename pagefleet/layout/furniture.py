@@ -20,9 +20,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
-from pagefleet.layout.lines import line_size, line_text
+from pagefleet.layout.lines import PageLines, line_text, read_lines
 from pagefleet.layout.schema import Bbox, Line, Page
 
 # The band of a picture's key; a picture of a tenth of the page or more has a band of its own.
@@ -106,7 +107,7 @@ def find_furniture(pages: Sequence[Page]) -> set[LineRef]:
     gap between the body's edge and the page's edge; it is furniture when its text, digits
     ignored, recurs in the same margin on several pages, or when it is only a page number.
     """
-    margins = [margin_candidates(page) for page in pages]
+    margins = [margin_candidates(page, read_lines(page)) for page in pages]
     counts: Counter[MarginKey] = Counter()
     for found in margins:
         counts.update(found.keys())
@@ -153,20 +154,21 @@ def _need(total: int) -> int:
     return 2 if total <= 3 else max(3, math.ceil(0.05 * total))
 
 
-def margin_candidates(page: Page) -> dict[MarginKey, list[tuple[int, int]]]:
+def margin_candidates(page: Page, read: PageLines) -> dict[MarginKey, list[tuple[int, int]]]:
     """The page's candidates by key, with their (block, line) places: its margin lines, and
-    its pictures that have a key (their line is -1)."""
+    its pictures that have a key (their line is -1). ``read``: the page's lines' texts and
+    sizes."""
     found: dict[MarginKey, list[tuple[int, int]]] = {}
     body: float | None = None
     ocr = page.get("ocr", False)
     for band, bi, li, line in _margin_lines(page):
-        text = line_text(line)
+        text = read[bi][0][li]
         key = _furniture_key(_OCR_NOISE.sub("", text) if ocr else text)
-        size = 0.0 if ocr else line_size(line)
+        size = 0.0 if ocr else read[bi][1][li]
         found.setdefault(MarginKey(band, key, round(size)), []).append((bi, li))
         if band in (SIDE, TOP_EDGE) or len(text.split()) > _HEAD_WORDS or ocr:
             continue
-        body = _body_size(page) if body is None else body
+        body = _body_size(read) if body is None else body
         folio = _FOLIO.match(text.strip())
         # A foot led or ended by a page number, no smaller than the body (a footnote is).
         foot = bool(
@@ -204,30 +206,24 @@ def _margin_lines(page: Page) -> Iterator[tuple[str, int, int, Line]]:
     and of the rotated lines in a side margin."""
     height = page["height"] or 1.0
     width = page["width"] or 1.0
-    lines = [
-        (bi, li, line)
-        for bi, block in enumerate(page["blocks"])
-        if "lines" in block
-        for li, line in enumerate(block["lines"])
-    ]
-    upright = [item for item in lines if not _rotated(item[2])]
-    if upright:
+    upright: list[tuple[int, int, Line]] = []
+    rotated: list[tuple[int, int, Line]] = []
+    for bi, block in enumerate(page["blocks"]):
+        if "lines" in block:
+            for li, line in enumerate(block["lines"]):
+                (rotated if _rotated(line) else upright).append((bi, li, line))
+    if upright and rotated:
         left = min(line["bbox"][0] for _, _, line in upright)
         right = max(line["bbox"][2] for _, _, line in upright)
-        for bi, li, line in lines:
+        for bi, li, line in rotated:
             x0, _, x1, _ = line["bbox"]
             if (
-                _rotated(line)
-                and (
-                    (x1 <= left and x1 <= width * _SIDE)
-                    or (x0 >= right and x0 >= width * (1 - _SIDE))
-                )
-                and not _captions_table(line["bbox"], page, width)
-            ):
+                (x1 <= left and x1 <= width * _SIDE) or (x0 >= right and x0 >= width * (1 - _SIDE))
+            ) and not _captions_table(line["bbox"], page, width):
                 yield SIDE, bi, li, line
     placed = sorted(
         ((line["bbox"][1], line["bbox"][3], bi, li, line) for bi, li, line in upright),
-        key=lambda item: item[0],
+        key=itemgetter(0),
     )
     if not placed:
         return
@@ -307,14 +303,15 @@ def _last_top(page: Page) -> float:
     )
 
 
-def _body_size(page: Page) -> float:
+def _body_size(read: PageLines) -> float:
     """The size of most of the page's text."""
-    chars: Counter[float] = Counter()
-    for block in page["blocks"]:
-        if "lines" in block:
-            for line in block["lines"]:
-                chars[line_size(line)] += len(line_text(line))
-    return chars.most_common(1)[0][0]
+    # A dict, not a Counter: a Counter's missing key is a call into Python. Of sizes as
+    # common, the first seen, as Counter.most_common has it.
+    chars: dict[float, int] = {}
+    for texts, sizes in read.values():
+        for text, size in zip(texts, sizes, strict=True):
+            chars[size] = chars.get(size, 0) + len(text)
+    return max(chars, key=chars.__getitem__)
 
 
 def _widest_gap(items: list[_Placed]) -> int:

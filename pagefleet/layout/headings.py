@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from pagefleet.layout.lines import BULLETS, labelled, line_size
+from pagefleet.layout.lines import BULLETS, labelled
 from pagefleet.layout.schema import Line
 
 _HEADING_WORD = re.compile(r"[^\W\d_]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -24,9 +24,9 @@ def bucket(size: float) -> float:
     return round(size * 2) / 2
 
 
-def heading_shape(lines: list[Line], texts: list[str]) -> HeadingShape | None:
+def heading_shape(lines: list[Line], texts: list[str], sizes: list[float]) -> HeadingShape | None:
     """What decides whether a block is a heading, but the body size; None: never a heading.
-    ``texts`` are the lines' texts."""
+    ``texts`` and ``sizes`` are the lines' texts and sizes."""
     if not lines or len(lines) > 3:
         return None
     text = " ".join(texts).strip()
@@ -35,7 +35,7 @@ def heading_shape(lines: list[Line], texts: list[str]) -> HeadingShape | None:
         return None
     if text[0] in BULLETS and (len(text) == 1 or text[1].isspace()):
         return None  # a bullet point set large (slides) is a list item, not a heading
-    size = bucket(max(line_size(line) for line in lines))
+    size = bucket(max(sizes))
     spans = [s for line in lines for s in line["spans"] if s["t"].strip()]
     # An entry's title that opens with a bold label is a bold heading (see labelled).
     bold = all(s.get("b") for s in spans) or (len(lines) == 1 and labelled(lines[0]))

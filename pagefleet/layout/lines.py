@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pagefleet.layout.schema import Bbox, Line, Span
+from pagefleet.layout.schema import Bbox, Line, Page, Span
 
 # A list item starts with a bullet glyph, or a number/letter with "." or ")" then a space.
 # U+F0B7 and friends are Symbol/Wingdings bullets that fonts without a ToUnicode map leave
@@ -26,7 +26,24 @@ CAPTION = re.compile(
 
 
 def line_text(line: Line) -> str:
-    return "".join(span["t"] for span in line["spans"])
+    spans = line["spans"]
+    # Most lines are one span: its text, without a join.
+    if len(spans) == 1:
+        return spans[0]["t"]
+    return "".join([span["t"] for span in spans])
+
+
+# A page's text lines read once, where the renderer reads each several times (the furniture,
+# the body size, the headings): per text block's index, its lines' texts and sizes.
+PageLines = dict[int, tuple[list[str], list[float]]]
+
+
+def read_lines(page: Page) -> PageLines:
+    return {
+        bi: ([line_text(ln) for ln in block["lines"]], [line_size(ln) for ln in block["lines"]])
+        for bi, block in enumerate(page["blocks"])
+        if "lines" in block
+    }
 
 
 # A line this many times taller than wide, with this many characters at least, runs upright.
@@ -54,6 +71,10 @@ def line_size(line: Line) -> float:
     spans = line["spans"]
     if len(spans) == 1:
         return spans[0]["s"]
+    # Most lines of several spans are set in one size: theirs, unless every span is blank.
+    size = spans[0]["s"] if spans else 0.0
+    if all(span["s"] == size for span in spans):
+        return size if any(span["t"].strip() for span in spans) else 0.0
     weights: dict[float, int] = {}
     for span in _worded(spans):
         weights[span["s"]] = weights.get(span["s"], 0) + len(span["t"].strip())

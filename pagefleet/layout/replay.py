@@ -216,15 +216,14 @@ def _footnotes(blocks: list[Block], height: float, body: float) -> set[int]:
         and b["bbox"][1] >= height * 0.6
         and max(line_size(line) for line in b["lines"]) <= body * 0.9
     }
-    return {
-        i
-        for i in small
-        if not any(
-            j not in small
-            and "lines" in other
-            and other["bbox"][1] > blocks[i]["bbox"][1]
-            and other["bbox"][0] < blocks[i]["bbox"][2]
-            and other["bbox"][2] > blocks[i]["bbox"][0]
-            for j, other in enumerate(blocks)
-        )
-    }
+    if not small:
+        return small
+    # The other text blocks' boxes, gathered once: a form's page has many small blocks low
+    # down, each tried against them.
+    others = [b["bbox"] for j, b in enumerate(blocks) if j not in small and "lines" in b]
+    notes = set()
+    for i in small:
+        x0, y0, x1, _ = blocks[i]["bbox"]
+        if not any(box[1] > y0 and box[0] < x1 and box[2] > x0 for box in others):
+            notes.add(i)
+    return notes

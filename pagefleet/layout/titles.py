@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from pagefleet.layout.lines import line_text
-from pagefleet.layout.schema import Line, OutlineEntry, Page
+from pagefleet.layout.schema import Block, Line, OutlineEntry, Page
 
 
 class TitleBlock(NamedTuple):
@@ -30,22 +30,52 @@ _BLOCK_COVER = 0.4
 _TITLE_MAX_LINES = 4
 
 
-def _title_words(text: str) -> Counter[str]:
-    return Counter(_TITLE_WORD.findall(text.lower()))
+class _Words(NamedTuple):
+    """A block's words, or a title's, counted."""
+
+    counts: dict[str, int]
+    total: int
 
 
-def _holds(title: Counter[str], have: Counter[str]) -> bool:
-    """Whether a block with words ``have`` holds a bookmark title with words ``title``.
+def _title_words(text: str) -> _Words:
+    counts = Counter(_TITLE_WORD.findall(text.lower()))
+    return _Words(counts, counts.total())
+
+
+def _letters(words: _Words) -> int:
+    """How many of the words are not numbers (counted only for a block that holds most of a
+    title: few do)."""
+    return sum(n for w, n in words.counts.items() if not w.isdigit())
+
+
+def _held(title: _Words, have: _Words, after: _Words | None = None) -> tuple[int, bool]:
+    """How many of the title's words a block with words ``have`` (and the block after it, with
+    ``after``) holds, and whether it holds the title.
 
     Most of the title's words, and few words of other letters: numbers and dates a heading
     carries beyond its bookmark ("Exhibit 2.3.59-1 (07-01-2019) ...") are not held against it.
+    (Counted word by word: Counter's arithmetic builds a Counter in Python per operation, and
+    a title is tried against every block of three pages.)
     """
-    common = title & have
-    if sum(common.values()) < _TITLE_COVER * sum(title.values()):
-        return False
-    letters = sum(n for w, n in have.items() if not w.isdigit())
-    held = sum(n for w, n in common.items() if not w.isdigit())
-    return held >= _BLOCK_COVER * letters
+    held = held_letters = 0
+    for w, n in title.counts.items():
+        found = have.counts.get(w, 0) + (after.counts.get(w, 0) if after is not None else 0)
+        if found:
+            common = min(n, found)
+            held += common
+            if not w.isdigit():
+                held_letters += common
+    if held < _TITLE_COVER * title.total:
+        return held, False
+    letters = _letters(have) + (_letters(after) if after is not None else 0)
+    return held, held_letters >= _BLOCK_COVER * letters
+
+
+def _block_words(block: Block, lines: list[Line] | None) -> _Words | None:
+    """The words of a block that may hold a title, given its ``lines`` not furniture."""
+    if lines is None or len(lines) > _TITLE_MAX_LINES or block.get("fig") or block.get("code"):
+        return None
+    return _title_words(" ".join(map(line_text, lines)))
 
 
 def find_titles(
@@ -55,44 +85,43 @@ def find_titles(
     title (:func:`pagefleet.layout.analysis.match_outline` picks one). ``kept``: per (page
     index, block index), the block's lines that are not furniture."""
     index = {page["number"]: pi for pi, page in enumerate(pages)}
-    words: dict[tuple[int, int], Counter[str] | None] = {}
+    # Per page index, its blocks' words (None: a block that holds no title), counted once a
+    # page is searched: a page is searched for every entry that points at it or beside it.
+    words: dict[int, list[_Words | None]] = {}
 
-    def words_of(pi: int, bi: int) -> Counter[str] | None:
-        if (pi, bi) not in words:
-            lines = kept.get((pi, bi))
-            short = lines is not None and len(lines) <= _TITLE_MAX_LINES
-            block = pages[pi]["blocks"][bi]
-            if lines is None or not short or block.get("fig") or block.get("code"):
-                words[pi, bi] = None
-            else:
-                words[pi, bi] = _title_words(" ".join(map(line_text, lines)))
-        return words[pi, bi]
+    def words_on(pi: int) -> list[_Words | None]:
+        if pi not in words:
+            words[pi] = [
+                _block_words(block, kept.get((pi, bi)))
+                for bi, block in enumerate(pages[pi]["blocks"])
+            ]
+        return words[pi]
 
     found: dict[int, list[TitleBlock]] = {}
     for i, entry in enumerate(outline):
         target = entry.get("page")
         if target is None:
             continue
-        title: Counter[str] | None = None
+        title: _Words | None = None
         for shift, number in enumerate((target, target + 1, target - 1)):
             pi = index.get(number)
             if pi is None:
                 continue
             if title is None:
                 title = _title_words(entry["title"])
-            if not title:
+            if not title.total:
                 break
             top = entry.get("top")
             blocks = pages[pi]["blocks"]
-            for bi, block in enumerate(blocks):
-                have = words_of(pi, bi)
+            held_by = words_on(pi)
+            for bi, (block, have) in enumerate(zip(blocks, held_by, strict=True)):
                 # A block with none of the title's words holds none of it, alone or as the
                 # first of two (the second would then hold it alone, and is tried itself).
-                if have is None or not title.keys() & have.keys():
+                if have is None or title.counts.keys().isdisjoint(have.counts):
                     continue
+                held, alone = _held(title, have)
                 distance = abs(block["bbox"][1] - top) if top is not None and not shift else 0.0
-                missing = sum((title - have).values())
-                alone = _holds(title, have)
+                missing = title.total - held
                 if alone:
                     found.setdefault(i, []).append(
                         TitleBlock(shift, number, bi, distance, True, missing)
@@ -101,12 +130,12 @@ def find_titles(
                         continue
                 # With the block after it: a title set on two lines that the block alone
                 # holds only in part ("How to contribute to" / "MuPDF") is found whole.
-                after = words_of(pi, bi + 1) if bi + 1 < len(blocks) else None
-                if after is None or not _holds(title, have + after):
+                after = held_by[bi + 1] if bi + 1 < len(blocks) else None
+                if after is None:
                     continue
-                both = sum((title - have - after).values())
-                if not alone or both < missing:
+                held, both = _held(title, have, after)
+                if both and (not alone or title.total - held < missing):
                     found.setdefault(i, []).append(
-                        TitleBlock(shift, number, bi, distance, False, both)
+                        TitleBlock(shift, number, bi, distance, False, title.total - held)
                     )
     return found
