@@ -44,7 +44,8 @@ does not need:
   anything it does not write (an owner, an empty prefix) still goes to the serializer.
 And three things moto needs: CopyObject conditional on its destination, as S3's is (see
 ``_conditional_copy``), S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
-changed under the queue's own lock (see ``_locked_delete``).
+changed under the queue's own lock (see ``_locked_delete``). And one for a watcher of the
+outbox in this process: a count of the writes that may have touched it (``outbox_writes``).
 """
 
 from __future__ import annotations
@@ -461,6 +462,25 @@ def _dispatch(app: Flask, view: convert_to_flask_response, environ: dict[str, An
 # requests run one at a time; they are short, and the GIL ran them one at a time anyway.
 _S3_LOCK = threading.Lock()
 
+# S3 writes that may have changed a key under outbox/, counted once applied (under _S3_LOCK):
+# a watcher of the outbox in this process (``pagefleet run``'s, Submission.outbox_writes) reads
+# the count before it looks, and a look whose count is the previous look's would find what that
+# one found. Counted: every write whose path names outbox (the key is in the path, quoted or
+# not), and every POST (DeleteObjects names its keys in the body).
+_outbox_writes = 0
+
+
+def outbox_writes() -> int:
+    """How many S3 writes that may have touched ``outbox/`` this process's server has applied."""
+    return _outbox_writes
+
+
+def _may_write_outbox(environ: dict[str, Any]) -> bool:
+    method = environ.get("REQUEST_METHOD")
+    if method in ("GET", "HEAD", "OPTIONS"):
+        return False
+    return method == "POST" or "outbox" in environ.get("RAW_URI", "") + environ.get("PATH_INFO", "")
+
 
 class _RequestHeaders(http.client.HTTPMessage):
     """The headers of a request to this server (see :func:`_parse_headers`)."""
@@ -539,7 +559,10 @@ class _KeepAliveHandler(MotoRequestHandler):
                 chunks = self.server.app(environ, start_response)  # long polls wait in here
             else:
                 with _S3_LOCK:
-                    chunks = self.server.app(environ, start_response)
+                    chunks = self.server.app(environ, start_response)  # the view has run
+                    if _may_write_outbox(environ):
+                        global _outbox_writes
+                        _outbox_writes += 1
             try:
                 payload = b"".join([*reply.get("early", []), *chunks])
             finally:
