@@ -118,6 +118,13 @@ def _sqs_unix_time_millis(dt: datetime.datetime | None = None) -> float:
 
 moto.sqs.models.unix_time = _sqs_unix_time
 moto.sqs.models.unix_time_millis = _sqs_unix_time_millis
+# moto's SQS turns each attribute's name into its Python attribute's, letter by letter, every
+# time it builds a queue's attributes (moto/sqs/models.py, Queue.attributes: 15 names for every
+# message sent, a fifth of the server's CPU of a send) or sets them; the answer depends on the
+# name alone, and the names are SQS's attribute names.
+moto.sqs.models.camelcase_to_underscores = functools.lru_cache(maxsize=256)(
+    moto.sqs.models.camelcase_to_underscores
+)
 
 # moto's SQS is not thread-safe either, and its requests cannot run one at a time (a long poll
 # waits inside one). A delete rebuilds the queue's message list from the list it started with
