@@ -30,10 +30,18 @@ SITE = Path(__file__).resolve().parent / "site"
 
 
 def roles(log: Path) -> dict[str, float]:
-    rows = []
+    rows: list[tuple[int, int, str, float, list[str]]] = []
     for line in log.read_text().splitlines():
-        pid, ppid, how, cpu, argv = line.split(" ", 4)
-        rows.append((int(pid), int(ppid), how, float(cpu), ast.literal_eval(argv)))
+        fields = line.split(" ", 4)
+        rows.append(
+            (
+                int(fields[0]),
+                int(fields[1]),
+                fields[2],
+                float(fields[3]),
+                ast.literal_eval(fields[4]),
+            )
+        )
     cli = {pid for pid, _, how, _, argv in rows if how == "exit" and "cli" in " ".join(argv[:1])}
     environments = {pid for pid, _, how, _, argv in rows if how == "_exit" and "cli" in argv[0]}
     templates = {ppid for pid, ppid, *_ in rows if pid in environments}

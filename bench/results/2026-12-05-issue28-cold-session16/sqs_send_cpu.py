@@ -31,10 +31,12 @@ def main() -> None:
         started = time.process_time()
         for _ in range(20):
             got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
-            entries = [
-                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)
-            ]
-            sqs.delete_message_batch(QueueUrl=queue, Entries=entries)
+            sqs.delete_message_batch(
+                QueueUrl=queue,
+                Entries=[
+                    {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)
+                ],
+            )
         receives.append((time.process_time() - started) / 20 * 1000)
     print(
         f"send {statistics.median(sends):.2f} ms, receive+delete of 10 "
