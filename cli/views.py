@@ -43,6 +43,10 @@ def await_with_progress(
         TimeElapsedColumn(),
         console=err,
         redirect_stdout=False,  # stdout is the results' (JSON Lines as records land)
+        # rich redraws 10 times a second only where it shows the bars as they go; elsewhere
+        # (stderr a file or a pipe) it prints them once, when they stop (rich/live.py, refresh),
+        # and a refresh thread would rebuild them 10 times a second for nothing.
+        auto_refresh=err.is_terminal or err.is_jupyter,
     )
     with bar:
         docs = bar.add_task("documents", total=counts.documents, rate="")

@@ -44,7 +44,8 @@ does not need:
   anything it does not write (an owner, an empty prefix) still goes to the serializer.
 And three things moto needs: CopyObject conditional on its destination, as S3's is (see
 ``_conditional_copy``), S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
-changed under the queue's own lock (see ``_locked_delete``).
+changed under the queue's own lock (see ``_locked_delete``). And one for a watcher of the
+outbox in this process: a count of the writes that may have touched it (``outbox_writes``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
 
 import moto.core.responses
 import moto.core.serialize
+import moto.core.utils
 import moto.settings
 import moto.sqs.models
 from botocore.exceptions import ClientError
@@ -117,6 +119,13 @@ def _sqs_unix_time_millis(dt: datetime.datetime | None = None) -> float:
 
 moto.sqs.models.unix_time = _sqs_unix_time
 moto.sqs.models.unix_time_millis = _sqs_unix_time_millis
+# moto's SQS turns each attribute's name into its Python attribute's, letter by letter, every
+# time it builds a queue's attributes (moto/sqs/models.py, Queue.attributes: 15 names for every
+# message sent, a fifth of the server's CPU of a send) or sets them; the answer depends on the
+# name alone, and the names are SQS's attribute names.
+moto.sqs.models.camelcase_to_underscores = functools.lru_cache(maxsize=256)(
+    moto.sqs.models.camelcase_to_underscores
+)
 
 # moto's SQS is not thread-safe either, and its requests cannot run one at a time (a long poll
 # waits inside one). A delete rebuilds the queue's message list from the list it started with
@@ -239,6 +248,13 @@ moto.sqs.models.generate_receipt_handle = _receipt_handle
 moto.core.responses.method_names_from_class = functools.cache(
     moto.core.responses.method_names_from_class
 )
+
+# moto reads a service's model (moto/core/utils.py, _load_service_model: S3's and SQS's, each
+# kept once read) with a loader made for that read, and a new botocore loader lists botocore's
+# and moto's data folders first (list_available_services: a stat per service, ~0.03 CPU s).
+# One loader serves every read; it keeps what it has listed and read (botocore's
+# instance_cache), and moto's own cache already hands each model to every caller.
+moto.core.utils.create_loader = functools.cache(moto.core.utils.create_loader)
 
 
 class _KeysUnder(NamedTuple):
@@ -471,6 +487,25 @@ def _dispatch(app: Flask, view: convert_to_flask_response, environ: dict[str, An
 # requests run one at a time; they are short, and the GIL ran them one at a time anyway.
 _S3_LOCK = threading.Lock()
 
+# S3 writes that may have changed a key under outbox/, counted once applied (under _S3_LOCK):
+# a watcher of the outbox in this process (``pagefleet run``'s, Submission.outbox_writes) reads
+# the count before it looks, and a look whose count is the previous look's would find what that
+# one found. Counted: every write whose path names outbox (the key is in the path, quoted or
+# not), and every POST (DeleteObjects names its keys in the body).
+_outbox_writes = 0
+
+
+def outbox_writes() -> int:
+    """How many S3 writes that may have touched ``outbox/`` this process's server has applied."""
+    return _outbox_writes
+
+
+def _may_write_outbox(environ: dict[str, Any]) -> bool:
+    method = environ.get("REQUEST_METHOD")
+    if method in ("GET", "HEAD", "OPTIONS"):
+        return False
+    return method == "POST" or "outbox" in environ.get("RAW_URI", "") + environ.get("PATH_INFO", "")
+
 
 class _RequestHeaders(http.client.HTTPMessage):
     """The headers of a request to this server (see :func:`_parse_headers`)."""
@@ -549,7 +584,10 @@ class _KeepAliveHandler(MotoRequestHandler):
                 chunks = self.server.app(environ, start_response)  # long polls wait in here
             else:
                 with _S3_LOCK:
-                    chunks = self.server.app(environ, start_response)
+                    chunks = self.server.app(environ, start_response)  # the view has run
+                    if _may_write_outbox(environ):
+                        global _outbox_writes
+                        _outbox_writes += 1
             try:
                 payload = b"".join([*reply.get("early", []), *chunks])
             finally:

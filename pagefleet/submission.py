@@ -4,7 +4,8 @@ The one "submit and await records" path, used by ``pagefleet run``, the benchmar
 S3 offers nothing to await, so :func:`await_records` looks at the bucket: a HEAD per pending
 record while there are few (moto answers a HEAD from a dict), one LIST of their folder when
 there are many (one LIST beats hundreds of HEADs), one level deep, so that the documents'
-assets folders do not come back key by key.
+assets folders do not come back key by key; and, where the server is in this process (``pagefleet
+run``'s), only when a write under ``outbox/`` has been applied since the last look.
 """
 
 from __future__ import annotations
@@ -56,9 +57,14 @@ class Upload(NamedTuple):
         return not known or record.source.version_id == self.version_id
 
 
-def put_upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> Upload:
+def put_upload(
+    bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf", *, new_bucket: bool = False
+) -> Upload:
+    """``new_bucket``: the bucket was made for these uploads (``pagefleet run``'s embedded
+    server), so no earlier upload's record can be there, and none is looked for (the HEAD of
+    each name a record of the key may have)."""
     key = keys.inbox_key(rel, suffix)
-    replaces = published_job(bucket, key)
+    replaces = None if new_bucket else published_job(bucket, key)
     return Upload(key, _put(bucket, key, data).version_id, replaces)
 
 
@@ -74,6 +80,8 @@ def await_records(
     on_look: Callable[[dict[str, JobRecord]], None] | None = None,
     interval_s: float = LOOK_INTERVAL_S,
     uploads: Mapping[str, Upload] | None = None,
+    read: dict[str, RecordRead] | None = None,
+    outbox_writes: Callable[[], int] | None = None,
 ) -> dict[str, JobRecord]:
     """The job record of every ``rel``, once each has one.
 
@@ -82,14 +90,23 @@ def await_records(
     under its variant name (keys.py); nor is the record of an earlier upload of the key.
     ``on_look`` gets the records found so far after every look (progress bars); a
     :class:`TimeoutError` names the documents still without a record after ``timeout_s``.
+    ``read``: where each record found was read, and what (its key and body), by ``rel``.
+    ``outbox_writes``: a count of the writes under ``outbox/`` so far, where the server can
+    tell (the embedded one, in this process: embedded.server.outbox_writes); a look while it
+    stands where it stood before the previous look reads nothing, as it would find nothing new.
     """
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     awaited = uploads or {}
     pending = {keys.outbox_record(rel): rel for rel in rels}
     records: dict[str, JobRecord] = {}
+    looked_at: int | None = None  # the count before the last look that read the bucket
     while True:
+        # Read before the look: a write that lands during it is counted after it.
+        writes = outbox_writes() if outbox_writes is not None else None
         folders = {key.rpartition("/")[0] + "/" for key in pending}
-        if len(pending) <= HEAD_AT_MOST:
+        if writes is not None and writes == looked_at:
+            present: set[str] = set()  # nothing written since a look that found these pending
+        elif len(pending) <= HEAD_AT_MOST:
             present = {key for key in pending if bucket.head(key) is not None}
         elif len(folders) <= HEAD_AT_MOST:
             # A record lies beside its Markdown and its assets folder: a LIST of the records'
@@ -101,16 +118,21 @@ def await_records(
             # S3 prefixes are strings, not paths: the character-wise common prefix to list.
             prefix = os.path.commonprefix([*pending])  # noqa: RUF071
             present = set(bucket.list_keys(prefix)) & pending.keys()
+        looked_at = writes
         for key in present:
             rel = pending[key]
-            record = JobRecord.model_validate_json(bucket.get(key))
+            body = bucket.get(key)
+            record = JobRecord.model_validate_json(body)
             upload = awaited.get(rel)
             if upload is None or upload.made(record):
                 records[rel] = record
                 del pending[key]
+                if read is not None:
+                    read[rel] = RecordRead(key, body)
             elif record.source.key != upload.key:
                 del pending[key]
                 pending[keys.outbox_record(rel, keys.suffix_of(upload.key))] = rel
+                looked_at = None  # a key not looked at yet, which may be there already
             # else: an earlier upload's record, until this upload's replaces it
         if on_look is not None:
             on_look(records)
@@ -119,6 +141,13 @@ def await_records(
         if deadline is not None and time.monotonic() > deadline:
             raise StillConverting(sorted(pending.values()), timeout_s or 0.0)
         time.sleep(interval_s)  # watching S3 from outside: nothing to await but the next look
+
+
+class RecordRead(NamedTuple):
+    """A job record as :func:`await_records` read it."""
+
+    key: str
+    body: bytes
 
 
 class StillConverting(TimeoutError):
@@ -176,11 +205,17 @@ class Submission:
     records: dict[str, JobRecord] = field(default_factory=dict)
     _manifests: dict[str, JobManifest | None] = field(default_factory=dict)
     _chunk_pages: dict[str, int] = field(default_factory=dict)  # rel -> pages, last counted
+    _read: dict[str, RecordRead] = field(default_factory=dict)  # rel -> its record, as read
+    # A count of the writes under outbox/, where the server can tell (await_records).
+    outbox_writes: Callable[[], int] | None = None
 
     @classmethod
-    def upload(cls, bucket: Bucket, *roots: Path, prefix: str = "") -> Submission:
+    def upload(
+        cls, bucket: Bucket, *roots: Path, prefix: str = "", new_bucket: bool = False
+    ) -> Submission:
         """Upload every PDF under ``roots`` (files or folders) as ``inbox/<prefix><rel>``,
-        ``rel`` being a file's path below its folder, or a lone file's name."""
+        ``rel`` being a file's path below its folder, or a lone file's name; ``new_bucket``:
+        see :func:`put_upload`."""
         files: dict[str, Path] = {}
         for root in roots:
             for path in find_pdfs(root):
@@ -188,7 +223,7 @@ class Submission:
                 files[prefix + rel_path.with_suffix("").as_posix()] = path
         pages = {rel: count_pages(path) for rel, path in files.items()}
         uploads = {
-            rel: put_upload(bucket, rel, path.read_bytes(), path.suffix)
+            rel: put_upload(bucket, rel, path.read_bytes(), path.suffix, new_bucket=new_bucket)
             for rel, path in files.items()
         }
         return cls(bucket=bucket, uploads=uploads, pages=pages)
@@ -232,6 +267,8 @@ class Submission:
             on_look=on_look,
             interval_s=interval_s,
             uploads=self.uploads,
+            read=self._read,
+            outbox_writes=self.outbox_writes,
         )
 
     def _pages_converted(self, *, count_chunks: bool = True) -> int:
@@ -276,20 +313,33 @@ class Submission:
             return None
 
     def record_key(self, rel: str) -> str:
-        """Where ``rel``'s record is (its variant name, if another key holds the plain one)."""
+        """Where ``rel``'s record is (its variant name, if another key holds the plain one):
+        where :meth:`wait` found it, or else as the outbox places it."""
+        if rel in self._read:
+            return self._read[rel].key
         return keys.outbox_record(rel, placement(self.bucket.head, self.uploads[rel].key).variant)
 
+    def download_document(self, rel: str, out: Path) -> Path:
+        """:func:`download` of ``rel``'s outputs; its record as :meth:`wait` read it."""
+        read = self._read.get(rel)
+        body = read.body if read is not None else None
+        return download(self.bucket, self.record_key(rel), self.records[rel], out, body=body)
+
     def download(self, out: Path) -> None:
-        for rel, record in self.records.items():
-            download(self.bucket, self.record_key(rel), record, out)
+        for rel in self.records:
+            self.download_document(rel, out)
 
 
-def download(bucket: Bucket, record_key: str, record: JobRecord, out: Path) -> Path:
+def download(
+    bucket: Bucket, record_key: str, record: JobRecord, out: Path, *, body: bytes | None = None
+) -> Path:
     """The record ``record_key``, its Markdown and its assets from the outbox, each at its key
     below ``outbox/`` under ``out``; returns the record's path. The assets keep their relative
-    links working. Nothing is written outside ``out``, whatever the keys hold."""
+    links working. Nothing is written outside ``out``, whatever the keys hold. ``body``: the
+    record's, where it was just read (:func:`await_records`), rather than read again."""
     markdown, assets = keys.outputs_of_record(record_key)
-    record_path = _write_below(out, record_key, bucket.get(record_key))
+    record_body = bucket.get(record_key) if body is None else body
+    record_path = _write_below(out, record_key, record_body)
     if record.markdown:
         _write_below(out, markdown, bucket.get(markdown))
     for key in bucket.list_keys(assets):
