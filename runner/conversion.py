@@ -28,7 +28,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import psutil
 from pydantic import TypeAdapter
 
 from pagefleet.errors import ErrorCode, PagefleetError
@@ -39,11 +38,12 @@ from runner.converters import ConverterUnavailable, load_converter
 log = logging.getLogger("pagefleet.conversion")
 
 _MEMORY_CHECK_S = 0.2
-_PAGES = TypeAdapter(list[PageContent])
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]) -> None:
     """The child's loop: build the converter once, then convert what the worker sends."""
+    as_json = TypeAdapter(list[PageContent])  # built in the child alone: the worker never parses
     try:
         converter = load_converter(Settings(**settings))
     except ConverterUnavailable as exc:
@@ -60,7 +60,7 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
             return  # the worker went away
         try:
             pages = converter.convert(Path(pdf_path), first_page, Path(assets_dir))
-            conn.send(("ok", _PAGES.dump_json(pages, exclude_none=True)))
+            conn.send(("ok", as_json.dump_json(pages, exclude_none=True)))
         except PagefleetError as exc:  # the converter's own verdict keeps its code
             conn.send(("failed", str(exc.code), exc.message))
         except Exception as exc:
@@ -202,14 +202,26 @@ class ConversionProcess:
         return conn.recv()
 
     async def _watch_memory(self) -> None:
-        """Returns (ends the wait) once the child's RSS passes the budget."""
-        limit = self.settings.convert_memory_mb * 1024 * 1024
+        """Returns (ends the wait) once the child's RSS passes the budget.
+
+        The RSS in pages is the second field of /proc/<pid>/statm, which psutil's
+        ``memory_info().rss`` reads too (psutil/_pslinux.py): read here through one descriptor
+        for the whole chunk, each read regenerating the file (a seq_file read from offset 0),
+        ~3 us against psutil's ~50 us of opening, reading and parsing it every 0.2 s. The
+        descriptor stays the child's even if its pid is reused."""
+        limit_pages = self.settings.convert_memory_mb * 1024 * 1024 // _PAGE_SIZE
         try:
-            proc = psutil.Process(self.pid)
-            while proc.memory_info().rss <= limit:
+            statm = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
+        except FileNotFoundError:  # gone already: the reply side reports the death
+            await asyncio.Future()
+            return
+        try:
+            while int(os.pread(statm, 128, 0).split()[1]) <= limit_pages:
                 await asyncio.sleep(_MEMORY_CHECK_S)
-        except psutil.NoSuchProcess:
-            await asyncio.Future()  # the reply side reports the death
+        except ProcessLookupError:  # reaped: a zombie reads as 0 pages, a reaped child ESRCH
+            await asyncio.Future()
+        finally:
+            os.close(statm)
 
     async def restart(self) -> None:
         self.stop()
