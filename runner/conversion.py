@@ -25,6 +25,7 @@ import multiprocessing.connection
 import os
 import traceback
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,41 @@ def chunk_outcome(reply: tuple[Any, ...]) -> bytes:
     if reply[0] == "failed":
         raise PagefleetError(ErrorCode(reply[1]), reply[2])
     raise PagefleetError(ErrorCode.CONVERT_ERROR, reply[1])
+
+
+@contextlib.contextmanager
+def resident_memory(pid: int) -> Iterator[Callable[[], int]]:
+    """A reader of process ``pid``'s resident memory in bytes, as psutil's
+    ``memory_info().rss``; it raises :class:`ProcessLookupError` once the process is gone.
+
+    Under /proc, the second field (pages) of /proc/<pid>/statm, the file psutil reads
+    (psutil/_pslinux.py), read through one descriptor: each read from offset 0 makes the file
+    anew (a seq_file), ~3 us against psutil's ~50 us of opening, reading and parsing it, and the
+    descriptor stays the process's even if its pid is reused. Without /proc, psutil."""
+    try:
+        statm = os.open(f"/proc/{pid}/statm", os.O_RDONLY)
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            raise ProcessLookupError(pid) from None
+        yield _psutil_resident(pid)
+        return
+    try:
+        # A zombie reads as 0 pages, a reaped process raises ESRCH (ProcessLookupError).
+        yield lambda: int(os.pread(statm, 128, 0).split()[1]) * _PAGE_SIZE
+    finally:
+        os.close(statm)
+
+
+def _psutil_resident(pid: int) -> Callable[[], int]:
+    import psutil  # only where there is no /proc: the worker does without it otherwise
+
+    def resident() -> int:
+        try:
+            return int(psutil.Process(pid).memory_info().rss)
+        except psutil.NoSuchProcess:
+            raise ProcessLookupError(pid) from None
+
+    return resident
 
 
 class ConversionProcess:
@@ -202,26 +238,14 @@ class ConversionProcess:
         return conn.recv()
 
     async def _watch_memory(self) -> None:
-        """Returns (ends the wait) once the child's RSS passes the budget.
-
-        The RSS in pages is the second field of /proc/<pid>/statm, which psutil's
-        ``memory_info().rss`` reads too (psutil/_pslinux.py): read here through one descriptor
-        for the whole chunk, each read regenerating the file (a seq_file read from offset 0),
-        ~3 us against psutil's ~50 us of opening, reading and parsing it every 0.2 s. The
-        descriptor stays the child's even if its pid is reused."""
-        limit_pages = self.settings.convert_memory_mb * 1024 * 1024 // _PAGE_SIZE
+        """Returns (ends the wait) once the child's RSS passes the budget."""
+        limit = self.settings.convert_memory_mb * 1024 * 1024
         try:
-            statm = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
-        except FileNotFoundError:  # gone already: the reply side reports the death
-            await asyncio.Future()
-            return
-        try:
-            while int(os.pread(statm, 128, 0).split()[1]) <= limit_pages:
-                await asyncio.sleep(_MEMORY_CHECK_S)
-        except ProcessLookupError:  # reaped: a zombie reads as 0 pages, a reaped child ESRCH
-            await asyncio.Future()
-        finally:
-            os.close(statm)
+            with resident_memory(self.pid or 0) as resident:
+                while resident() <= limit:
+                    await asyncio.sleep(_MEMORY_CHECK_S)
+        except ProcessLookupError:
+            await asyncio.Future()  # the reply side reports the death
 
     async def restart(self) -> None:
         self.stop()
