@@ -90,8 +90,9 @@ def resident_memory(pid: int) -> Iterator[Callable[[], int]]:
 
     Under /proc, the second field (pages) of /proc/<pid>/statm, the file psutil reads
     (psutil/_pslinux.py), read through one descriptor: each read from offset 0 makes the file
-    anew (a seq_file), ~3 us against psutil's ~50 us of opening, reading and parsing it, and the
-    descriptor stays the process's even if its pid is reused. Without /proc, psutil."""
+    anew (a seq_file), 1.5 us against psutil's 13.7 us of opening, reading and parsing it
+    (timed), and the descriptor stays the process's even if its pid is reused. Without /proc,
+    psutil."""
     try:
         statm = os.open(f"/proc/{pid}/statm", os.O_RDONLY)
     except FileNotFoundError:
