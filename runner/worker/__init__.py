@@ -30,12 +30,12 @@ from pagefleet.chunk_results import inlined, split_result, was_split, write_resu
 from pagefleet.conversions import conversions, count_conversion
 from pagefleet.errors import ErrorCode, PagefleetError
 from pagefleet.models import ChunkDelivery, ChunkMessage, ChunkResult, ChunkSpec, ErrorInfo
-from pagefleet.pdf import cut_halves
 from pagefleet.queues import AsyncQueue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, NotFound
 from runner.conversion import ConversionProcess, ConverterNotStarted
 from runner.converters import ConverterUnavailable
+from runner.worker.user_agent import user_agent_once
 from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 
 log = logging.getLogger("pagefleet.worker")
@@ -80,6 +80,8 @@ class Worker:
                 async_client("s3", self.settings) as s3,
                 async_client("sqs", self.settings) as sqs,
             ):
+                user_agent_once(s3)
+                user_agent_once(sqs)
                 self.s3 = s3
                 self.queue = await AsyncQueue.named(
                     sqs, queue_name(self.settings.queue_prefix, "chunks")
@@ -320,6 +322,9 @@ class Worker:
         chunk = message.chunk
         if result.error is None or result.error.code not in SPLIT_ON or chunk.pages < 2:
             return []
+        # pypdfium2 (~10 ms to import) for the rare split alone; the child has it already.
+        from pagefleet.pdf import cut_halves
+
         halves = chunk.halves(message.chunk_count)
         try:
             pdf = await self._chunk_pdf(bucket, message)

@@ -1,0 +1,71 @@
+"""The worker's clients build each distinct User-Agent once and send what botocore would."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from embedded.provision import create_stack
+from pagefleet.aws import async_client
+from pagefleet.queues import AsyncQueue, queue_name
+from pagefleet.settings import Settings
+from pagefleet.storage import AsyncBucket
+from runner.worker.user_agent import user_agent_once
+
+
+def _recording(client: Any, sent: list[str]) -> None:
+    """Record the User-Agent of every request ``client`` sends, as it goes on the wire."""
+
+    def record(request: Any, **_: Any) -> None:
+        sent.append(request.headers["User-Agent"])
+
+    client.meta.events.register_last("before-send", record)
+
+
+def _counting_builds(client: Any) -> list[int]:
+    """Count the User-Agent strings botocore builds for ``client`` (each ``to_string``)."""
+    builds = [0]
+    creator = client._user_agent_creator
+    build: Callable[[], str] = creator.to_string
+
+    def counted() -> str:
+        builds[0] += 1
+        return build()
+
+    creator.to_string = counted
+    return builds
+
+
+async def _the_worker_requests(settings: Settings, once: bool) -> tuple[list[str], list[int]]:
+    """The requests of a chunk (send, receive, conditional PUT, GET, PUT), three times over; the
+    headers sent, and the strings built so far after each time."""
+    sent: list[str] = []
+    async with async_client("s3", settings) as s3, async_client("sqs", settings) as sqs:
+        builds = [_counting_builds(s3), _counting_builds(sqs)]
+        if once:
+            user_agent_once(s3)
+            user_agent_once(sqs)
+        _recording(s3, sent)
+        _recording(sqs, sent)
+        queue = await AsyncQueue.named(sqs, queue_name(settings.queue_prefix, "chunks"))
+        bucket = AsyncBucket(s3, settings.bucket)
+        built: list[int] = []
+        for index in range(3):
+            await queue.send('{"not": "a chunk"}')
+            await queue.receive(wait_s=0, visibility_s=30)
+            await bucket.put(f"counter-{once}-{index}", b"1", if_none_match=True)
+            await bucket.get_tagged(f"counter-{once}-{index}")
+            await bucket.put(f"result-{once}-{index}", b"{}" * 1000)
+            built.append(builds[0][0] + builds[1][0])
+        return sent, built
+
+
+async def test_each_distinct_user_agent_is_built_once(settings: Settings) -> None:
+    create_stack(settings)
+    plain, plain_builds = await _the_worker_requests(settings, once=False)
+    once, once_builds = await _the_worker_requests(settings, once=True)
+    assert once == plain  # request by request, the header botocore builds
+    assert len(set(plain)) > 1  # the feature ids differ by request: they are in the key
+    assert plain_builds[-1] == 2 * len(plain)  # botocore: twice a request
+    assert once_builds[0] < plain_builds[0] / 2
+    assert once_builds[2] == once_builds[0]  # the same requests again: none built
