@@ -152,13 +152,17 @@ def client(
     region, endpoint = settings.region, settings.endpoint_url
     with _CLIENT_LOCK:
         if service == "s3":
-            return session.client("s3", region_name=region, endpoint_url=endpoint, config=config)
+            return user_agent_once(
+                session.client("s3", region_name=region, endpoint_url=endpoint, config=config)
+            )
         if service == "events":
             events = session.client(
                 "events", region_name=region, endpoint_url=endpoint, config=config
             )
-            return cast(EventsClient, events)
-        return session.client("sqs", region_name=region, endpoint_url=endpoint, config=config)
+            return cast(EventsClient, user_agent_once(events))
+        return user_agent_once(
+            session.client("sqs", region_name=region, endpoint_url=endpoint, config=config)
+        )
 
 
 def _aws_environment() -> tuple[tuple[str, str], ...]:
@@ -174,12 +178,7 @@ def _session(environment: tuple[tuple[str, str], ...]) -> boto3.session.Session:
     import boto3  # not at the top: the runner's workers use aiobotocore only (boto3 ~0.1 s)
     import botocore.session
 
-    session = botocore.session.Session()
-    # What botocore's own lazy component would create (session.py, _register_data_loader).
-    session.register_component(
-        "data_loader", _data_loader(session.get_config_variable("data_path"))
-    )
-    return boto3.session.Session(botocore_session=_parsing_once(session))
+    return boto3.session.Session(botocore_session=_prepared(botocore.session.Session()))
 
 
 @cache
@@ -202,10 +201,7 @@ def warm_data_loader(services: Sequence[str]) -> None:
     from the models read here."""
     import botocore.session
 
-    session = botocore.session.Session()
-    session.register_component(
-        "data_loader", _data_loader(session.get_config_variable("data_path"))
-    )
+    session = _prepared(botocore.session.Session())
     for service in services:
         session.create_client(
             service,
@@ -234,12 +230,52 @@ def parse_timestamp_once(value: str | float) -> datetime.datetime:
 _Session = TypeVar("_Session", bound="botocore.session.Session")
 
 
-def _parsing_once(session: _Session) -> _Session:
-    """``session``, its clients' response parsers taking :func:`parse_timestamp_once` (the
-    hook botocore offers for it: ``ResponseParserFactory.set_parser_defaults``)."""
+def _prepared(session: _Session) -> _Session:
+    """``session`` (botocore's or aiobotocore's) reading its service models with the process's
+    :func:`_data_loader` (the component botocore would create lazily, session.py
+    ``_register_data_loader``), its clients' response parsers taking
+    :func:`parse_timestamp_once` (the hook botocore offers for it:
+    ``ResponseParserFactory.set_parser_defaults``)."""
+    session.register_component(
+        "data_loader", _data_loader(session.get_config_variable("data_path"))
+    )
     factory = session.get_component("response_parser_factory")
     factory.set_parser_defaults(timestamp_parser=parse_timestamp_once)
     return session
+
+
+_Client = TypeVar("_Client")
+
+
+def user_agent_once(client: _Client) -> _Client:
+    """``client`` (botocore's or aiobotocore's) building each distinct User-Agent header once.
+
+    botocore 1.43 builds a client's User-Agent twice for every request, in
+    ``_convert_to_request_dict`` and again in the ``request-created`` handler it registers last
+    (``UserAgentString.rebuild_and_replace_user_agent_handler``, botocore/client.py), each time
+    sanitising every component character by character (botocore/useragent.py): 31-96 us of
+    CPU a build, against ~1.05 ms for a small request. The string is the same for every
+    request of a client but for its ``m/`` component, the feature ids of the request's context
+    (``_build_feature_metadata``, the one per-request input of ``UserAgentString.to_string``;
+    the rest is fixed when the client is made). So it is built once per set of feature ids,
+    and the same header is sent. Both callers go through the creator's ``to_string``
+    attribute, which an instance attribute replaces (private names:
+    tests/test_user_agent_once.py holds every header to botocore's own)."""
+    from botocore.context import get_context
+
+    creator = client._user_agent_creator  # type: ignore[attr-defined]
+    build: Callable[[], str] = creator.to_string
+    built: dict[frozenset[str], str] = {}  # a handful: a client's requests use few features
+
+    def to_string() -> str:
+        context = get_context()
+        features = frozenset(context.features) if context is not None else frozenset()
+        if (header := built.get(features)) is None:
+            header = built[features] = build()
+        return header
+
+    creator.to_string = to_string
+    return client
 
 
 @overload
@@ -257,7 +293,7 @@ def async_client(
     from aiobotocore.config import AioConfig
     from aiobotocore.session import get_session  # the runner's; the Lambda package lacks it
 
-    session, config = _parsing_once(get_session()), _config(AioConfig)
+    session, config = _prepared(get_session()), _config(AioConfig)
     region, endpoint = settings.region, settings.endpoint_url
     if service == "s3":
         return session.create_client("s3", region_name=region, endpoint_url=endpoint, config=config)

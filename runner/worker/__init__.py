@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from pagefleet import keys
-from pagefleet.aws import async_client
+from pagefleet.aws import async_client, user_agent_once
 from pagefleet.chunk_results import inlined, split_result, was_split, write_result_async
 from pagefleet.conversions import conversions, count_conversion
 from pagefleet.errors import ErrorCode, PagefleetError
@@ -35,7 +35,6 @@ from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, NotFound
 from runner.conversion import ConversionProcess, ConverterNotStarted
 from runner.converters import ConverterUnavailable
-from runner.worker.user_agent import user_agent_once
 from runner.worker_state import CONFIG_ERROR_EXIT, WorkerState
 
 log = logging.getLogger("pagefleet.worker")

@@ -21,7 +21,7 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 
 import runner.worker  # noqa: F401  (imported first, as in the worker)
-from pagefleet.aws import _config, _parsing_once, async_client
+from pagefleet.aws import _config, _prepared, async_client
 from pagefleet.settings import Settings
 
 SETTINGS = Settings(endpoint_url="http://127.0.0.1:1")
@@ -33,7 +33,7 @@ async def two_sessions() -> None:
 
 
 async def one_session() -> None:
-    session, config = _parsing_once(get_session()), _config(AioConfig)
+    session, config = _prepared(get_session()), _config(AioConfig)
     region, endpoint = SETTINGS.region, SETTINGS.endpoint_url
     async with (
         session.create_client("s3", region_name=region, endpoint_url=endpoint, config=config),

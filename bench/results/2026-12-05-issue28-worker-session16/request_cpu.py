@@ -9,7 +9,8 @@ and each kind's CPU is the event loop thread's (``time.thread_time``), so the se
 in it. Per chunk, as the worker: ReceiveMessage, GET chunk PDF, PUT of the conversions counter
 (If-None-Match), GET of the counter, PUT of the result (``--result-kb``), DeleteMessage.
 ``--user-agent-once``: the clients as the worker makes them since session 16
-(``runner.worker.user_agent``); without it, as ``async_client`` makes them.
+(``pagefleet.aws.user_agent_once``, first ``runner.worker.user_agent``); without it, as
+``async_client`` made them before.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ async def run(
         async_client("sqs", settings) as sqs,
     ):
         if user_agent_once:
-            from runner.worker.user_agent import user_agent_once as once
+            from pagefleet.aws import user_agent_once as once
 
             once(s3)
             once(sqs)

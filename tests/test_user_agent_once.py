@@ -1,16 +1,20 @@
-"""The worker's clients build each distinct User-Agent once and send what botocore would."""
+"""Every client builds each distinct User-Agent once and sends what botocore would
+(pagefleet.aws.user_agent_once): the worker's aiobotocore clients and the boto3 ones."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+from botocore.useragent import UserAgentString
+
 from embedded.provision import create_stack
-from pagefleet.aws import async_client
-from pagefleet.queues import AsyncQueue, queue_name
+from pagefleet import aws
+from pagefleet.aws import async_client, user_agent_once
+from pagefleet.queues import AsyncQueue, Queue, queue_name
 from pagefleet.settings import Settings
-from pagefleet.storage import AsyncBucket
-from runner.worker.user_agent import user_agent_once
+from pagefleet.storage import AsyncBucket, Bucket
 
 
 def _recording(client: Any, sent: list[str]) -> None:
@@ -69,3 +73,49 @@ async def test_each_distinct_user_agent_is_built_once(settings: Settings) -> Non
     assert plain_builds[-1] == 2 * len(plain)  # botocore: twice a request
     assert once_builds[0] < plain_builds[0] / 2
     assert once_builds[2] == once_builds[0]  # the same requests again: none built
+
+
+def _the_handlers_requests(s3: Any, sqs: Any, settings: Settings, name: str) -> list[str]:
+    """A publish's requests (conditional PUT, HEAD, LIST) and a send, twice; headers sent."""
+    sent: list[str] = []
+    _recording(s3, sent)
+    _recording(sqs, sent)
+    bucket = Bucket(s3, settings.bucket)
+    queue = Queue.named(sqs, queue_name(settings.queue_prefix, "chunks"))
+    for index in range(2):
+        bucket.put(f"{name}/{index}", b"x", if_none_match=True)
+        bucket.head(f"{name}/{index}")
+        bucket.list_keys(f"{name}/")
+        queue.send_all(['{"not": "a chunk"}'])
+    return sent
+
+
+def test_boto3_clients_send_botocore_s_headers_building_each_once(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_stack(settings)
+    session = aws._session(aws._aws_environment())  # the one aws.client makes its clients from
+
+    def made(service: str) -> Any:  # as aws.client makes it, but for the memo
+        return session.client(
+            service,
+            region_name=settings.region,
+            endpoint_url=settings.endpoint_url,
+            config=aws._config(aws.Config),
+        )
+
+    plain = _the_handlers_requests(made("s3"), made("sqs"), settings, "plain")
+    builds = [0]
+    build = UserAgentString.to_string
+
+    def counted(self: UserAgentString) -> str:
+        builds[0] += 1
+        return build(self)
+
+    monkeypatch.setattr(UserAgentString, "to_string", counted)
+    s3, sqs = aws.client("s3", settings), aws.client("sqs", settings)
+    once = _the_handlers_requests(s3, sqs, settings, "once")
+    assert once == plain  # request by request, the header botocore builds
+    # Botocore builds twice a request, the second time with the features the request has
+    # gained since: at most two strings a header, where it built two a request.
+    assert 0 < builds[0] <= 2 * len(set(once)) < len(once)
