@@ -9,7 +9,7 @@ which records are looked for.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from bench.pipeline.models import Document, RoleCpu, StageSeconds
@@ -18,8 +18,9 @@ from pagefleet.storage import Bucket
 from pagefleet.submission import await_records, upload
 
 # Latency does not depend on it (see above); it only bounds how long after its record a job
-# is noticed. Each look is a request the embedded server answers, which the bench counts as the
-# stack's CPU: at 0.2 s the bench's own watching was a quarter of a corpus round's requests.
+# is noticed. Each look is a request the server answers, which the bench counts as the stack's
+# CPU: at 0.2 s the bench's own watching was a quarter of a corpus round's requests. On the
+# embedded stack the bench looks only after a write under outbox/ (await_jobs).
 RECORD_POLL_S = 0.5
 
 
@@ -48,10 +49,22 @@ def submit(bucket: Bucket, prefix: str, docs: Iterable[Document]) -> list[Job]:
     return jobs
 
 
-def await_jobs(bucket: Bucket, jobs: list[Job], timeout_s: float) -> None:
-    """Fill every job's record, waiting at most ``timeout_s`` for the last."""
+def await_jobs(
+    bucket: Bucket,
+    jobs: list[Job],
+    timeout_s: float,
+    outbox_writes: Callable[[], int] | None = None,
+) -> None:
+    """Fill every job's record, waiting at most ``timeout_s`` for the last. ``outbox_writes``:
+    the embedded server's count of writes under outbox/ (embedded.server.outbox_writes), where
+    the stack is the bench's own: a look while it stands still finds nothing and is skipped,
+    as ``pagefleet run``'s are, so the bench's watching costs the stack's server nothing."""
     records = await_records(
-        bucket, [job.rel for job in jobs], timeout_s=timeout_s, interval_s=RECORD_POLL_S
+        bucket,
+        [job.rel for job in jobs],
+        timeout_s=timeout_s,
+        interval_s=RECORD_POLL_S,
+        outbox_writes=outbox_writes,
     )
     for job in jobs:
         job.record = records[job.rel]

@@ -50,11 +50,13 @@ def run_pipeline(
     sampler: ResourceSampler | None,
     tag: str,
     before_round: Callable[[int], None] | None = None,
+    outbox_writes: Callable[[], int] | None = None,
 ) -> PipelineRun:
-    """``before_round(workers)``: called before each round is timed."""
+    """``before_round(workers)``: called before each round is timed; ``outbox_writes``: see
+    :func:`bench.pipeline.jobs.await_jobs`."""
     run = PipelineRun(workers=workers)
     warmup = synthetic_document(config.chunk_pages * 2 * workers, config)
-    await_jobs(bucket, submit(bucket, f"{tag}/warmup", [warmup]), config.timeout_s)
+    await_jobs(bucket, submit(bucket, f"{tag}/warmup", [warmup]), config.timeout_s, outbox_writes)
 
     def measured() -> AbstractContextManager[list[Window]]:
         return sampler.window() if sampler is not None else nullcontext([])
@@ -66,14 +68,14 @@ def run_pipeline(
             # One window per job: its own CPU by role, and what the rest of the machine took.
             with measured() as window:
                 jobs = submit(bucket, f"{tag}/r{round_}/single", [doc])
-                await_jobs(bucket, jobs, config.timeout_s)
+                await_jobs(bucket, jobs, config.timeout_s, outbox_writes)
             if window:
                 jobs[0].cpu = window[0].by_role()
             run.single.extend(jobs)
             run.keep("single", window)
         with measured() as window:
             jobs = submit(bucket, f"{tag}/r{round_}/batch", docs)
-            await_jobs(bucket, jobs, config.timeout_s)
+            await_jobs(bucket, jobs, config.timeout_s, outbox_writes)
         run.keep("batch", window)
         start = min(j.uploaded_at for j in jobs)
         end = max(j.record.finished_at for j in jobs if j.record is not None)

@@ -15,6 +15,7 @@ from bench.pipeline.pipeline_run import PipelineRun, run_pipeline
 from bench.pipeline.sampling import ResourceSampler
 from embedded import MotoServer
 from embedded.pipeline import LocalPipeline
+from embedded.server import outbox_writes
 from pagefleet.aws import client
 from pagefleet.settings import Settings, load_settings, settings_from_terraform_outputs
 from pagefleet.storage import Bucket
@@ -92,7 +93,9 @@ def _embedded(
         sampler.start()
         try:
             bucket = Bucket(stack.s3, pipeline.settings.bucket)
-            run = run_pipeline(bucket, docs, workers, config, sampler, "bench", before_round)
+            run = run_pipeline(
+                bucket, docs, workers, config, sampler, "bench", before_round, outbox_writes
+            )
         finally:
             sampler.stop()
         run.resources = sampler.summary()
