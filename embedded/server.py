@@ -468,7 +468,9 @@ def _dispatch(app: Flask, view: convert_to_flask_response, environ: dict[str, An
     request.headers = _HeadersReadOnce(environ)
     try:
         recorder._record_request(request)
-        result = view.callback(request, request.raw_url, dict(request.headers))
+        # Its items (walked once, _HeadersReadOnce): dict() of the headers would look each name
+        # up in the environ again.
+        result = view.callback(request, request.raw_url, dict(request.headers.items()))
     except ClientError as exc:
         result = 400, {}, exc.response["Error"]["Message"]
     except BadRequestKeyError:
