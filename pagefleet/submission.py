@@ -325,10 +325,6 @@ class Submission:
         body = read.body if read is not None else None
         return download(self.bucket, self.record_key(rel), self.records[rel], out, body=body)
 
-    def download(self, out: Path) -> None:
-        for rel in self.records:
-            self.download_document(rel, out)
-
 
 def download(
     bucket: Bucket, record_key: str, record: JobRecord, out: Path, *, body: bytes | None = None
