@@ -9,10 +9,11 @@ so that there is exactly one policy to reason about.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # the stubs are the dev extra's: mypy reads them, nothing imp
     import boto3.session
     import botocore.loaders
     import botocore.session
+    from aiobotocore.client import AioBaseClient
     from aiobotocore.session import ClientCreatorContext
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
@@ -150,19 +152,18 @@ def client(
     """A boto3 client for ``service`` at the configured endpoint."""
     session, config = _session(_aws_environment()), _config(Config, app_id)
     region, endpoint = settings.region, settings.endpoint_url
+    made: S3Client | SQSClient | EventsClient
     with _CLIENT_LOCK:
         if service == "s3":
-            return user_agent_once(
-                session.client("s3", region_name=region, endpoint_url=endpoint, config=config)
-            )
-        if service == "events":
+            made = session.client("s3", region_name=region, endpoint_url=endpoint, config=config)
+        elif service == "events":
             events = session.client(
                 "events", region_name=region, endpoint_url=endpoint, config=config
             )
-            return cast(EventsClient, user_agent_once(events))
-        return user_agent_once(
-            session.client("sqs", region_name=region, endpoint_url=endpoint, config=config)
-        )
+            made = cast(EventsClient, events)
+        else:
+            made = session.client("sqs", region_name=region, endpoint_url=endpoint, config=config)
+    return user_agent_once(made)
 
 
 def _aws_environment() -> tuple[tuple[str, str], ...]:
@@ -281,20 +282,37 @@ def user_agent_once(client: _Client) -> _Client:
 @overload
 def async_client(
     service: Literal["s3"], settings: Settings
-) -> ClientCreatorContext[AsyncS3Client]: ...
+) -> contextlib.AbstractAsyncContextManager[AsyncS3Client]: ...
 @overload
 def async_client(
     service: Literal["sqs"], settings: Settings
-) -> ClientCreatorContext[AsyncSQSClient]: ...
+) -> contextlib.AbstractAsyncContextManager[AsyncSQSClient]: ...
 def async_client(
     service: Literal["s3", "sqs"], settings: Settings
-) -> ClientCreatorContext[AsyncS3Client] | ClientCreatorContext[AsyncSQSClient]:
-    """An aiobotocore client context manager (``async with async_client(...) as s3``)."""
+) -> (
+    contextlib.AbstractAsyncContextManager[AsyncS3Client]
+    | contextlib.AbstractAsyncContextManager[AsyncSQSClient]
+):
+    """An aiobotocore client context manager (``async with async_client(...) as s3``), its
+    client building each User-Agent once (:func:`user_agent_once`), as :func:`client`'s do."""
     from aiobotocore.config import AioConfig
     from aiobotocore.session import get_session  # the runner's; the Lambda package lacks it
 
     session, config = _prepared(get_session()), _config(AioConfig)
     region, endpoint = settings.region, settings.endpoint_url
     if service == "s3":
-        return session.create_client("s3", region_name=region, endpoint_url=endpoint, config=config)
-    return session.create_client("sqs", region_name=region, endpoint_url=endpoint, config=config)
+        return _once(
+            session.create_client("s3", region_name=region, endpoint_url=endpoint, config=config)
+        )
+    return _once(
+        session.create_client("sqs", region_name=region, endpoint_url=endpoint, config=config)
+    )
+
+
+_AsyncClient = TypeVar("_AsyncClient", bound="AioBaseClient")
+
+
+@contextlib.asynccontextmanager
+async def _once(creating: ClientCreatorContext[_AsyncClient]) -> AsyncIterator[_AsyncClient]:
+    async with creating as made:
+        yield user_agent_once(made)

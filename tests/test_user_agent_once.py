@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,7 +10,7 @@ from botocore.useragent import UserAgentString
 
 from embedded.provision import create_stack
 from pagefleet import aws
-from pagefleet.aws import async_client, user_agent_once
+from pagefleet.aws import async_client
 from pagefleet.queues import AsyncQueue, Queue, queue_name
 from pagefleet.settings import Settings
 from pagefleet.storage import AsyncBucket, Bucket
@@ -26,29 +25,43 @@ def _recording(client: Any, sent: list[str]) -> None:
     client.meta.events.register_last("before-send", record)
 
 
-def _counting_builds(client: Any) -> list[int]:
-    """Count the User-Agent strings botocore builds for ``client`` (each ``to_string``)."""
-    builds = [0]
-    creator = client._user_agent_creator
-    build: Callable[[], str] = creator.to_string
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A count of the User-Agent strings botocore builds from here on (each ``to_string``).
+    Patched on the class: a client's memo (``user_agent_once``) keeps the method it found."""
+    count = [0]
+    build = UserAgentString.to_string
 
-    def counted() -> str:
-        builds[0] += 1
-        return build()
+    def counted(self: UserAgentString) -> str:
+        count[0] += 1
+        return build(self)
 
-    creator.to_string = counted
-    return builds
+    monkeypatch.setattr(UserAgentString, "to_string", counted)
+    return count
 
 
-async def _the_worker_requests(settings: Settings, once: bool) -> tuple[list[str], list[int]]:
+def _plain_async(service: str, settings: Settings) -> Any:
+    """An aiobotocore client made as aws.async_client makes it, but for the memo."""
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import get_session
+
+    return aws._prepared(get_session()).create_client(
+        service,
+        region_name=settings.region,
+        endpoint_url=settings.endpoint_url,
+        config=aws._config(AioConfig),
+    )
+
+
+async def _the_worker_requests(
+    settings: Settings, once: bool, builds: list[int]
+) -> tuple[list[str], list[int]]:
     """The requests of a chunk (send, receive, conditional PUT, GET, PUT), three times over; the
     headers sent, and the strings built so far after each time."""
     sent: list[str] = []
-    async with async_client("s3", settings) as s3, async_client("sqs", settings) as sqs:
-        builds = [_counting_builds(s3), _counting_builds(sqs)]
-        if once:
-            user_agent_once(s3)
-            user_agent_once(sqs)
+    made = async_client if once else _plain_async
+    async with made("s3", settings) as s3, made("sqs", settings) as sqs:
+        start = builds[0]  # the requests' builds, not the clients' own as they are made
         _recording(s3, sent)
         _recording(sqs, sent)
         queue = await AsyncQueue.named(sqs, queue_name(settings.queue_prefix, "chunks"))
@@ -60,14 +73,16 @@ async def _the_worker_requests(settings: Settings, once: bool) -> tuple[list[str
             await bucket.put(f"counter-{once}-{index}", b"1", if_none_match=True)
             await bucket.get_tagged(f"counter-{once}-{index}")
             await bucket.put(f"result-{once}-{index}", b"{}" * 1000)
-            built.append(builds[0][0] + builds[1][0])
+            built.append(builds[0] - start)
         return sent, built
 
 
-async def test_each_distinct_user_agent_is_built_once(settings: Settings) -> None:
+async def test_each_distinct_user_agent_is_built_once(
+    settings: Settings, builds: list[int]
+) -> None:
     create_stack(settings)
-    plain, plain_builds = await _the_worker_requests(settings, once=False)
-    once, once_builds = await _the_worker_requests(settings, once=True)
+    plain, plain_builds = await _the_worker_requests(settings, once=False, builds=builds)
+    once, once_builds = await _the_worker_requests(settings, once=True, builds=builds)
     assert once == plain  # request by request, the header botocore builds
     assert len(set(plain)) > 1  # the feature ids differ by request: they are in the key
     assert plain_builds[-1] == 2 * len(plain)  # botocore: twice a request
@@ -91,7 +106,7 @@ def _the_handlers_requests(s3: Any, sqs: Any, settings: Settings, name: str) -> 
 
 
 def test_boto3_clients_send_botocore_s_headers_building_each_once(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, builds: list[int]
 ) -> None:
     create_stack(settings)
     session = aws._session(aws._aws_environment())  # the one aws.client makes its clients from
@@ -105,14 +120,7 @@ def test_boto3_clients_send_botocore_s_headers_building_each_once(
         )
 
     plain = _the_handlers_requests(made("s3"), made("sqs"), settings, "plain")
-    builds = [0]
-    build = UserAgentString.to_string
-
-    def counted(self: UserAgentString) -> str:
-        builds[0] += 1
-        return build(self)
-
-    monkeypatch.setattr(UserAgentString, "to_string", counted)
+    builds[0] = 0
     s3, sqs = aws.client("s3", settings), aws.client("sqs", settings)
     once = _the_handlers_requests(s3, sqs, settings, "once")
     assert once == plain  # request by request, the header botocore builds

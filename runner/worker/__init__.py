@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from pagefleet import keys
-from pagefleet.aws import async_client, user_agent_once
+from pagefleet.aws import async_client
 from pagefleet.chunk_results import inlined, split_result, was_split, write_result_async
 from pagefleet.conversions import conversions, count_conversion
 from pagefleet.errors import ErrorCode, PagefleetError
@@ -79,8 +79,6 @@ class Worker:
                 async_client("s3", self.settings) as s3,
                 async_client("sqs", self.settings) as sqs,
             ):
-                user_agent_once(s3)
-                user_agent_once(sqs)
                 self.s3 = s3
                 self.queue = await AsyncQueue.named(
                     sqs, queue_name(self.settings.queue_prefix, "chunks")

@@ -8,9 +8,9 @@ moto serves in this process's own threads; the requests go through the worker's 
 and each kind's CPU is the event loop thread's (``time.thread_time``), so the server's is not
 in it. Per chunk, as the worker: ReceiveMessage, GET chunk PDF, PUT of the conversions counter
 (If-None-Match), GET of the counter, PUT of the result (``--result-kb``), DeleteMessage.
-``--user-agent-once``: the clients as the worker makes them since session 16
-(``pagefleet.aws.user_agent_once``, first ``runner.worker.user_agent``); without it, as
-``async_client`` made them before.
+``--user-agent-once``: the clients as ``async_client`` makes them since session 16 (with
+``pagefleet.aws.user_agent_once``, first ``runner.worker.user_agent``); without it, as it made
+them before.
 """
 
 from __future__ import annotations
@@ -41,6 +41,22 @@ async def _timed(spent: dict[str, float], kind: str, call: Awaitable[Any]) -> An
         spent[kind] += time.thread_time() - started
 
 
+def _plain(service: str, settings: Settings) -> Any:
+    """A client as ``async_client`` made it before session 16: without the User-Agent memo."""
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import get_session
+
+    from pagefleet.aws import _config, _prepared
+
+    session: Any = _prepared(get_session())  # the service by name: its stubs want a literal
+    return session.create_client(
+        service,
+        region_name=settings.region,
+        endpoint_url=settings.endpoint_url,
+        config=_config(AioConfig),
+    )
+
+
 async def run(
     settings: Settings, chunks: int, result_kb: int, user_agent_once: bool
 ) -> dict[str, float]:
@@ -50,15 +66,8 @@ async def run(
     )
     pdf = os.urandom(60_000)
     result = os.urandom(result_kb * 1024)
-    async with (
-        async_client("s3", settings) as s3,
-        async_client("sqs", settings) as sqs,
-    ):
-        if user_agent_once:
-            from pagefleet.aws import user_agent_once as once
-
-            once(s3)
-            once(sqs)
+    made = async_client if user_agent_once else _plain
+    async with made("s3", settings) as s3, made("sqs", settings) as sqs:
         queue = await AsyncQueue.named(sqs, "bench-chunks")
         bucket = AsyncBucket(s3, settings.bucket)
         await bucket.put("chunk.pdf", pdf)
