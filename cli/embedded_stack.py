@@ -15,7 +15,7 @@ from types import FrameType
 from cli.failures import Exit, usage
 from cli.views import JsonRecords, await_with_progress, err, out, records_table
 from embedded.pipeline import DrainReport, LocalPipeline, RunnerFailed, terminal_logs
-from embedded.server import MotoServer, outbox_writes
+from embedded.server import MotoServer, record_writes
 from pagefleet import keys
 from pagefleet.models import JobRecord, parsed
 from pagefleet.settings import load_settings
@@ -57,11 +57,11 @@ def run(args: argparse.Namespace) -> int:
             pipeline.wait_ready()  # the conversion's pages/s leaves Python start-up out
             ready = time.time()
             # Unless PAGEFLEET_ENDPOINT_URL is set, the server is this run's own, in this
-            # process: its outbox holds no earlier records, and it counts the writes to it.
+            # process: its outbox holds no earlier records, and it counts the writes of records.
             own = not pipeline.external
             submission = Submission.upload(bucket, source, new_bucket=own)
             if own:
-                submission.outbox_writes = outbox_writes
+                submission.record_writes = record_writes
             stream = JsonRecords(submission) if args.json else None
             fetched: set[str] = set()
 

@@ -45,7 +45,8 @@ does not need:
 And three things moto needs: CopyObject conditional on its destination, as S3's is (see
 ``_conditional_copy``), S3 requests one at a time (see ``_S3_LOCK``), and a queue's messages
 changed under the queue's own lock (see ``_locked_delete``). And one for a watcher of the
-outbox in this process: a count of the writes that may have touched it (``outbox_writes``).
+outbox in this process: a count of the writes that may have written a job record, with a wait
+for the next (``record_writes``).
 """
 
 from __future__ import annotations
@@ -489,24 +490,44 @@ def _dispatch(app: Flask, view: convert_to_flask_response, environ: dict[str, An
 # requests run one at a time; they are short, and the GIL ran them one at a time anyway.
 _S3_LOCK = threading.Lock()
 
-# S3 writes that may have changed a key under outbox/, counted once applied (under _S3_LOCK):
-# a watcher of the outbox in this process (``pagefleet run``'s, Submission.outbox_writes) reads
-# the count before it looks, and a look whose count is the previous look's would find what that
-# one found. Counted: every write whose path names outbox (the key is in the path, quoted or
-# not), and every POST (DeleteObjects names its keys in the body).
-_outbox_writes = 0
+
+class RecordWrites:
+    """A count of the S3 writes this process's server applied that may have written a job
+    record (a ``.json`` key under outbox/), and a wait for the next one.
+
+    A watcher of the outbox in this process (``pagefleet run``'s, the bench's) reads the count
+    before it looks: a look whose count is the previous look's would find no record that one
+    did not, and between looks it waits here rather than sleeping through a record that lands.
+    Counted once applied (under ``_S3_LOCK``): every write whose path is a ``.json`` key that
+    names outbox, and every POST (a multipart upload completes by one), but not the Markdown
+    and pictures a job publishes before its record, which would wake a watcher for nothing.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition(_S3_LOCK)
+
+    def __call__(self) -> int:
+        return self._count
+
+    def wait(self, past: int, timeout_s: float) -> None:
+        """Return once the count is no longer ``past``, or after ``timeout_s``."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._count != past, timeout_s)
+
+    def applied(self, environ: dict[str, Any]) -> None:
+        """Count the request of ``environ``, just applied, if it may have written a record;
+        called holding ``_S3_LOCK``."""
+        method = environ.get("REQUEST_METHOD")
+        if method in ("GET", "HEAD", "OPTIONS"):
+            return
+        path = environ.get("PATH_INFO", "")  # the key, unquoted
+        if method == "POST" or ("outbox" in path and path.endswith(".json")):
+            self._count += 1
+            self._changed.notify_all()
 
 
-def outbox_writes() -> int:
-    """How many S3 writes that may have touched ``outbox/`` this process's server has applied."""
-    return _outbox_writes
-
-
-def _may_write_outbox(environ: dict[str, Any]) -> bool:
-    method = environ.get("REQUEST_METHOD")
-    if method in ("GET", "HEAD", "OPTIONS"):
-        return False
-    return method == "POST" or "outbox" in environ.get("RAW_URI", "") + environ.get("PATH_INFO", "")
+record_writes = RecordWrites()
 
 
 class _RequestHeaders(http.client.HTTPMessage):
@@ -587,9 +608,7 @@ class _KeepAliveHandler(MotoRequestHandler):
             else:
                 with _S3_LOCK:
                     chunks = self.server.app(environ, start_response)  # the view has run
-                    if _may_write_outbox(environ):
-                        global _outbox_writes
-                        _outbox_writes += 1
+                    record_writes.applied(environ)
             try:
                 payload = b"".join([*reply.get("early", []), *chunks])
             finally:

@@ -5,7 +5,8 @@ S3 offers nothing to await, so :func:`await_records` looks at the bucket: a HEAD
 record while there are few (moto answers a HEAD from a dict), one LIST of their folder when
 there are many (one LIST beats hundreds of HEADs), one level deep, so that the documents'
 assets folders do not come back key by key; and, where the server is in this process (``pagefleet
-run``'s), only when a write under ``outbox/`` has been applied since the last look.
+run``'s, the bench's), only when a write that may have made a record has been applied since the
+last look, which that server also wakes the watcher for.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import pypdfium2 as pdfium
 
@@ -30,6 +31,16 @@ LOOK_INTERVAL_S = 0.1
 # of every key under jobs/, assets included (~90 keys a look on the shared corpus, ~16 ms of
 # CPU, half the client's, half moto's): at most this often, not at every look for records.
 CHUNKS_LOOK_S = 2.0
+
+
+class RecordWrites(Protocol):
+    """A count of the writes that may have made a job record, kept by a server that can tell
+    (the embedded one, in this process: embedded.server.record_writes), and a wait for the next."""
+
+    def __call__(self) -> int: ...
+
+    def wait(self, past: int, timeout_s: float) -> None:
+        """Return once the count is no longer ``past``, or after ``timeout_s``."""
 
 
 def upload(bucket: Bucket, rel: str, data: bytes, suffix: str = ".pdf") -> str:
@@ -81,7 +92,7 @@ def await_records(
     interval_s: float = LOOK_INTERVAL_S,
     uploads: Mapping[str, Upload] | None = None,
     read: dict[str, RecordRead] | None = None,
-    outbox_writes: Callable[[], int] | None = None,
+    record_writes: RecordWrites | None = None,
 ) -> dict[str, JobRecord]:
     """The job record of every ``rel``, once each has one.
 
@@ -91,9 +102,9 @@ def await_records(
     ``on_look`` gets the records found so far after every look (progress bars); a
     :class:`TimeoutError` names the documents still without a record after ``timeout_s``.
     ``read``: where each record found was read, and what (its key and body), by ``rel``.
-    ``outbox_writes``: a count of the writes under ``outbox/`` so far, where the server can
-    tell (the embedded one, in this process: embedded.server.outbox_writes); a look while it
-    stands where it stood before the previous look reads nothing, as it would find nothing new.
+    ``record_writes``: where the server can tell, a look while its count stands where it stood
+    before the previous look reads nothing, as it would find nothing new; and the next look
+    comes as soon as a record may have landed, not ``interval_s`` after the last.
     """
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     awaited = uploads or {}
@@ -102,7 +113,7 @@ def await_records(
     looked_at: int | None = None  # the count before the last look that read the bucket
     while True:
         # Read before the look: a write that lands during it is counted after it.
-        writes = outbox_writes() if outbox_writes is not None else None
+        writes = record_writes() if record_writes is not None else None
         folders = {key.rpartition("/")[0] + "/" for key in pending}
         if writes is not None and writes == looked_at:
             present: set[str] = set()  # nothing written since a look that found these pending
@@ -140,7 +151,11 @@ def await_records(
             return records
         if deadline is not None and time.monotonic() > deadline:
             raise StillConverting(sorted(pending.values()), timeout_s or 0.0)
-        time.sleep(interval_s)  # watching S3 from outside: nothing to await but the next look
+        if writes is None:
+            time.sleep(interval_s)  # watching S3 from outside: nothing to await but a look
+        else:
+            assert record_writes is not None
+            record_writes.wait(writes, interval_s)
 
 
 class RecordRead(NamedTuple):
@@ -206,8 +221,8 @@ class Submission:
     _manifests: dict[str, JobManifest | None] = field(default_factory=dict)
     _chunk_pages: dict[str, int] = field(default_factory=dict)  # rel -> pages, last counted
     _read: dict[str, RecordRead] = field(default_factory=dict)  # rel -> its record, as read
-    # A count of the writes under outbox/, where the server can tell (await_records).
-    outbox_writes: Callable[[], int] | None = None
+    # Where the server can tell (await_records).
+    record_writes: RecordWrites | None = None
 
     @classmethod
     def upload(
@@ -268,7 +283,7 @@ class Submission:
             interval_s=interval_s,
             uploads=self.uploads,
             read=self._read,
-            outbox_writes=self.outbox_writes,
+            record_writes=self.record_writes,
         )
 
     def _pages_converted(self, *, count_chunks: bool = True) -> int:

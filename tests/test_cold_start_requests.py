@@ -6,6 +6,8 @@ download's requests (pagefleet/submission.py, the outbox write count of embedded
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ import pytest
 
 from embedded.environment import Environment, EnvironmentSpec, FakeLambdaContext
 from embedded.provision import create_stack
-from embedded.server import outbox_writes
+from embedded.server import record_writes
 from pagefleet import aws, keys
 from pagefleet.models import JobRecord, Source
 from pagefleet.outbox import publish
@@ -123,34 +125,56 @@ def _spied(bucket: Bucket, calls: list[tuple[str, str]]) -> None:
         setattr(bucket, name, spy)
 
 
-def test_the_embedded_server_counts_the_writes_that_may_touch_the_outbox(bucket: Bucket) -> None:
-    """Counted once applied: a PUT, a copy or a DELETE of a key under outbox/, and any POST
-    (DeleteObjects names its keys in its body); not a read, nor a write elsewhere."""
+def test_the_embedded_server_counts_the_writes_that_may_make_a_record(bucket: Bucket) -> None:
+    """Counted once applied: a PUT, a copy or a DELETE of a .json key under outbox/, and any
+    POST (a multipart upload completes by one); not a read, nor a write elsewhere, nor a
+    job's Markdown and pictures, which it publishes before its record."""
     bucket.put("jobs/j/a.png", b"a")
-    before = outbox_writes()
+    before = record_writes()
     bucket.put("inbox/w/doc.pdf", b"%PDF")
-    bucket.put("jobs/j/b.png", b"b")
-    bucket.list_keys(keys.OUTBOX)
-    assert bucket.head("outbox/w/none.json") is None
-    assert outbox_writes() == before
+    bucket.put("jobs/j/b.json", b"{}")
     bucket.put("outbox/w/doc.md", b"# doc")
-    assert outbox_writes() == before + 1
     bucket.s3.copy_object(
         Bucket=bucket.name,
         Key="outbox/w/doc.assets/a.png",
         CopySource=f"{bucket.name}/jobs/j/a.png",
     )
-    bucket.get("outbox/w/doc.md")
-    assert outbox_writes() == before + 2
+    bucket.list_keys(keys.OUTBOX)
+    assert bucket.head("outbox/w/none.json") is None
+    assert record_writes() == before
+    bucket.put("outbox/w/doc.json", b"{}")
+    assert record_writes() == before + 1
+    bucket.s3.copy_object(
+        Bucket=bucket.name, Key="outbox/w/copy.json", CopySource=f"{bucket.name}/jobs/j/b.json"
+    )
+    bucket.get("outbox/w/doc.json")
+    assert record_writes() == before + 2
     bucket.s3.delete_objects(Bucket=bucket.name, Delete={"Objects": [{"Key": "jobs/j/b.png"}]})
-    bucket.s3.delete_object(Bucket=bucket.name, Key="outbox/w/doc.md")
-    assert outbox_writes() == before + 4
+    bucket.s3.delete_object(Bucket=bucket.name, Key="outbox/w/doc.json")
+    assert record_writes() == before + 4
 
 
-def test_a_look_reads_nothing_while_nothing_was_written_under_the_outbox(bucket: Bucket) -> None:
-    """await_records with the server's count: a look reads the bucket only when a write under
-    outbox/ was applied since the count it last looked at, and finds the same records as a
-    look every time."""
+def test_a_record_write_ends_the_wait_for_it_and_nothing_else_does(bucket: Bucket) -> None:
+    """RecordWrites.wait returns at once on a count that moved, waits out its timeout while
+    the count stands, and is woken by a record's write from another thread."""
+    count = record_writes()
+    record_writes.wait(count - 1, timeout_s=60)  # moved already: no wait at all
+    started = time.monotonic()
+    record_writes.wait(count, timeout_s=0.05)
+    assert time.monotonic() - started >= 0.05
+    writer = threading.Thread(target=bucket.put, args=("outbox/w/woken.json", b"{}"))
+    started = time.monotonic()
+    writer.start()
+    record_writes.wait(count, timeout_s=60)
+    assert time.monotonic() - started < 30  # woken, not timed out
+    writer.join()
+    assert record_writes() == count + 1
+
+
+def test_a_look_reads_nothing_while_no_record_was_written(bucket: Bucket) -> None:
+    """await_records with the server's count: a look reads the bucket only when a write that
+    may have made a record was applied since the count it last looked at, and finds the same
+    records as a look every time."""
     rels = ["watched/a", "watched/b"]
     publish(bucket, rels[0], _record(rels[0]), "# a")
     calls: list[tuple[str, str]] = []
@@ -165,7 +189,7 @@ def test_a_look_reads_nothing_while_nothing_was_written_under_the_outbox(bucket:
             calls.clear()  # the publishing's own requests
 
     records = await_records(
-        bucket, rels, on_look=on_look, interval_s=0, outbox_writes=outbox_writes, timeout_s=60
+        bucket, rels, on_look=on_look, interval_s=0, record_writes=record_writes, timeout_s=60
     )
     assert sorted(records) == rels
     first, second, third, fourth = looks

@@ -9,13 +9,13 @@ which records are looked for.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bench.pipeline.models import Document, RoleCpu, StageSeconds
 from pagefleet.models import JobRecord
 from pagefleet.storage import Bucket
-from pagefleet.submission import await_records, upload
+from pagefleet.submission import RecordWrites, await_records, upload
 
 # Latency does not depend on it (see above); it only bounds how long after its record a job
 # is noticed. Each look is a request the server answers, which the bench counts as the stack's
@@ -53,18 +53,19 @@ def await_jobs(
     bucket: Bucket,
     jobs: list[Job],
     timeout_s: float,
-    outbox_writes: Callable[[], int] | None = None,
+    record_writes: RecordWrites | None = None,
 ) -> None:
-    """Fill every job's record, waiting at most ``timeout_s`` for the last. ``outbox_writes``:
-    the embedded server's count of writes under outbox/ (embedded.server.outbox_writes), where
-    the stack is the bench's own: a look while it stands still finds nothing and is skipped,
-    as ``pagefleet run``'s are, so the bench's watching costs the stack's server nothing."""
+    """Fill every job's record, waiting at most ``timeout_s`` for the last. ``record_writes``:
+    the embedded server's count of writes that may have made a record
+    (embedded.server.record_writes), where the stack is the bench's own: a look while it stands
+    still finds nothing and is skipped, as ``pagefleet run``'s are, so the bench's watching
+    costs the stack's server nothing, and a record is read as soon as it lands."""
     records = await_records(
         bucket,
         [job.rel for job in jobs],
         timeout_s=timeout_s,
         interval_s=RECORD_POLL_S,
-        outbox_writes=outbox_writes,
+        record_writes=record_writes,
     )
     for job in jobs:
         job.record = records[job.rel]

@@ -19,6 +19,7 @@ from bench.pipeline.models import Document, ResourceSummary
 from bench.pipeline.sampling import ResourceSampler, Window
 from bench.pipeline.stages import load_stages
 from pagefleet.storage import Bucket
+from pagefleet.submission import RecordWrites
 
 
 @dataclass
@@ -50,13 +51,13 @@ def run_pipeline(
     sampler: ResourceSampler | None,
     tag: str,
     before_round: Callable[[int], None] | None = None,
-    outbox_writes: Callable[[], int] | None = None,
+    record_writes: RecordWrites | None = None,
 ) -> PipelineRun:
-    """``before_round(workers)``: called before each round is timed; ``outbox_writes``: see
+    """``before_round(workers)``: called before each round is timed; ``record_writes``: see
     :func:`bench.pipeline.jobs.await_jobs`."""
     run = PipelineRun(workers=workers)
     warmup = synthetic_document(config.chunk_pages * 2 * workers, config)
-    await_jobs(bucket, submit(bucket, f"{tag}/warmup", [warmup]), config.timeout_s, outbox_writes)
+    await_jobs(bucket, submit(bucket, f"{tag}/warmup", [warmup]), config.timeout_s, record_writes)
 
     def measured() -> AbstractContextManager[list[Window]]:
         return sampler.window() if sampler is not None else nullcontext([])
@@ -68,14 +69,14 @@ def run_pipeline(
             # One window per job: its own CPU by role, and what the rest of the machine took.
             with measured() as window:
                 jobs = submit(bucket, f"{tag}/r{round_}/single", [doc])
-                await_jobs(bucket, jobs, config.timeout_s, outbox_writes)
+                await_jobs(bucket, jobs, config.timeout_s, record_writes)
             if window:
                 jobs[0].cpu = window[0].by_role()
             run.single.extend(jobs)
             run.keep("single", window)
         with measured() as window:
             jobs = submit(bucket, f"{tag}/r{round_}/batch", docs)
-            await_jobs(bucket, jobs, config.timeout_s, outbox_writes)
+            await_jobs(bucket, jobs, config.timeout_s, record_writes)
         run.keep("batch", window)
         start = min(j.uploaded_at for j in jobs)
         end = max(j.record.finished_at for j in jobs if j.record is not None)

@@ -15,7 +15,7 @@ from bench.pipeline.pipeline_run import PipelineRun, run_pipeline
 from bench.pipeline.sampling import ResourceSampler
 from embedded import MotoServer
 from embedded.pipeline import LocalPipeline
-from embedded.server import outbox_writes
+from embedded.server import record_writes
 from pagefleet.aws import client
 from pagefleet.settings import Settings, load_settings, settings_from_terraform_outputs
 from pagefleet.storage import Bucket
@@ -94,7 +94,7 @@ def _embedded(
         try:
             bucket = Bucket(stack.s3, pipeline.settings.bucket)
             run = run_pipeline(
-                bucket, docs, workers, config, sampler, "bench", before_round, outbox_writes
+                bucket, docs, workers, config, sampler, "bench", before_round, record_writes
             )
         finally:
             sampler.stop()
