@@ -11,8 +11,11 @@ import sys
 import traceback
 from collections.abc import Callable
 from importlib.metadata import version
+from typing import NoReturn
 
-__all__ = ["main"]
+from pagefleet.process_exit import exit_process
+
+__all__ = ["entry", "main"]
 
 
 def _without_local_extra(missing: ModuleNotFoundError) -> SystemExit:
@@ -234,6 +237,12 @@ def _wait_options(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="S", help="--wait waits at most S seconds"
     )
+
+
+def entry() -> NoReturn:
+    """The ``pagefleet`` command: :func:`main`, then an end without the interpreter's
+    teardown (pagefleet/process_exit.py), once the embedded stack it ran is stopped."""
+    exit_process(main())
 
 
 def main(argv: list[str] | None = None) -> int:

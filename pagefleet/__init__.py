@@ -9,8 +9,9 @@ chunk's converted or failed result), ``completion``, ``assembly`` and ``layout``
 page order; ``marker_assembly`` and ``marker_headings`` for marker's chunks), ``outbox`` (the
 final writes), ``job_events`` (the job's end, announced). Around them: ``settings``, ``models``,
 ``errors``, ``stack``, ``scaling``, the S3/SQS access in ``aws``, ``storage`` and ``queues``, the
-operator side in ``submission``, ``status`` and ``redrive``, and ``preflight`` (what a deploy
-needs of an AWS account).
+operator side in ``submission``, ``status`` and ``redrive``, ``preflight`` (what a deploy
+needs of an AWS account), and ``process_exit`` (a process's end without the interpreter's
+teardown).
 """
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "pdf",
     "planning",
     "preflight",
+    "process_exit",
     "queues",
     "redrive",
     "scaling",
