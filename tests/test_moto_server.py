@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import email.parser
+import http.client
 import inspect
 import io
 import re
@@ -545,3 +546,24 @@ def test_a_request_s_headers_are_walked_once_and_again_when_moto_adds_one() -> N
     assert headers["if-none-match"] == "*"  # a lookup by name reads the environ itself
     environ["HTTP_HOST"] = "127.0.0.1"  # what moto writes for a request without a Host
     assert ("Host", "127.0.0.1") in list(headers.items())
+
+
+def test_a_bucket_is_named_by_the_path_whatever_the_host_says(moto_server: MotoServer) -> None:
+    """moto's S3 reads a bucket name from the host where the host looks like a bucket's
+    subdomain (moto/s3/responses.py, subdomain_based_buckets); this server's clients address
+    by path, and it reads the path alone (S3_IGNORE_SUBDOMAIN_BUCKETNAME, embedded/server.py)."""
+    settings = fresh_settings(moto_server)
+    s3 = boto3.client("s3", endpoint_url=moto_server.url, region_name=settings.region)
+    s3.create_bucket(Bucket=settings.bucket)
+    connection = http.client.HTTPConnection("127.0.0.1", int(moto_server.url.rsplit(":", 1)[1]))
+    try:
+        connection.request(
+            "PUT",
+            f"/{settings.bucket}/by-path",
+            body=b"x",
+            headers={"Host": "other.s3.example.com"},
+        )
+        assert connection.getresponse().status == 200
+    finally:
+        connection.close()
+    assert s3.get_object(Bucket=settings.bucket, Key="by-path")["Body"].read() == b"x"
