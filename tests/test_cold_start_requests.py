@@ -1,6 +1,6 @@
 """What a cold `pagefleet run` spends outside conversion (issue 28): the service models each
 process reads once (pagefleet/aws.py, embedded/template.py) and the record watcher's and the
-download's requests (pagefleet/submission.py, the outbox write count of embedded/server.py).
+download's requests (pagefleet/submission.py, the record write count of embedded/server.py).
 """
 
 from __future__ import annotations
