@@ -86,6 +86,21 @@ def test_an_older_job_that_wrote_its_markdown_before_losing_takes_it_back(
     assert list(_outbox(bucket)) == [keys.outbox_record(REL)]
 
 
+def test_an_older_job_losing_among_its_many_assets_takes_back_every_one_it_wrote(
+    bucket: Bucket,
+) -> None:
+    """A job's assets are written several at a time (outbox._write_assets): when some of them
+    meet a newer upload's, the job loses, and the ones written beside them are taken back."""
+    publish(bucket, REL, _done(NEWER), "# newer", {"p1.png": b"new", "p2.png": b"new"})
+    newer = _outbox(bucket)
+    bucket.delete(keys.outbox_record(REL))  # the newer record not there yet: the older goes on
+    del newer[keys.outbox_record(REL)]
+    many = {f"p{n}.png": b"old" for n in range(1, 13)}
+    with pytest.raises(Superseded):
+        publish(bucket, REL, _done(OLDER), "# older", many)
+    assert _outbox(bucket) == newer
+
+
 def test_a_newer_done_upload_replaces_markdown_and_drops_assets_it_lacks(bucket: Bucket) -> None:
     publish(bucket, REL, _done(OLDER), "# older", {"old.png": b"1", "both.png": b"1"})
     publish(bucket, REL, _done(NEWER), "# newer", {"both.png": b"2", "new.png": b"2"})
