@@ -35,6 +35,11 @@ def await_with_progress(
     """Await the submission's records behind a documents and a pages bar on stderr;
     ``on_records`` gets the records found after each look. The final counts."""
     counts = Counts(documents=len(submission.uploads), pages=sum(submission.pages.values()))
+    # rich redraws 10 times a second only where it shows the bars as they go; elsewhere
+    # (stderr a file or a pipe) it prints them once, when they stop (rich/live.py, refresh),
+    # by when every document is done: a refresh thread, or the converted chunks' pages of the
+    # documents still converting, would be kept up for nothing.
+    live = err.is_terminal or err.is_jupyter
     bar = Progress(
         TextColumn("{task.description:>9}"),
         BarColumn(),
@@ -43,10 +48,7 @@ def await_with_progress(
         TimeElapsedColumn(),
         console=err,
         redirect_stdout=False,  # stdout is the results' (JSON Lines as records land)
-        # rich redraws 10 times a second only where it shows the bars as they go; elsewhere
-        # (stderr a file or a pipe) it prints them once, when they stop (rich/live.py, refresh),
-        # and a refresh thread would rebuild them 10 times a second for nothing.
-        auto_refresh=err.is_terminal or err.is_jupyter,
+        auto_refresh=live,
     )
     with bar:
         docs = bar.add_task("documents", total=counts.documents, rate="")
@@ -59,7 +61,9 @@ def await_with_progress(
             if on_records is not None:
                 on_records(submission.records)
 
-        submission.wait(counts, tick, interval_s=interval_s, timeout_s=timeout_s)
+        submission.wait(
+            counts, tick, interval_s=interval_s, timeout_s=timeout_s, chunk_pages=live
+        )
     return counts
 
 

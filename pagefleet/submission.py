@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -261,9 +261,15 @@ class Submission:
         tick: Callable[[], None],
         interval_s: float = 0.25,
         timeout_s: float | None = None,
+        *,
+        chunk_pages: bool = True,
     ) -> None:
-        """Await every record, refreshing ``progress`` (and calling ``tick``) after each look."""
-        next_count = 0.0
+        """Await every record, refreshing ``progress`` (and calling ``tick``) after each look.
+        ``chunk_pages``: count the pages of the unfinished documents' converted chunks too, for
+        a bar drawn as it goes (a LIST of jobs/ every :data:`CHUNKS_LOOK_S`, and each job's
+        manifest once); without it, ``progress`` counts the finished documents' pages alone.
+        """
+        next_count = 0.0 if chunk_pages else float("inf")
 
         def on_look(records: dict[str, JobRecord]) -> None:
             nonlocal next_count

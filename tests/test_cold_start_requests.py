@@ -24,7 +24,13 @@ from pagefleet.models import JobRecord, Source
 from pagefleet.outbox import publish
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
-from pagefleet.submission import Progress, Submission, await_records, put_upload
+from pagefleet.submission import (
+    Progress,
+    StillConverting,
+    Submission,
+    await_records,
+    put_upload,
+)
 
 _sessions = itertools.count()
 
@@ -238,3 +244,19 @@ def test_an_upload_into_a_new_bucket_is_one_put(bucket: Bucket) -> None:
     uploaded = put_upload(bucket, "fresh/a", b"%PDF-1.4", new_bucket=True)
     assert calls == [("put", keys.inbox_key("fresh/a"))]
     assert uploaded.replaces is None and uploaded.key == keys.inbox_key("fresh/a")
+
+
+@pytest.mark.parametrize("chunk_pages", [True, False])
+def test_a_wait_counts_converted_chunks_only_for_a_bar_drawn_as_it_goes(
+    bucket: Bucket, tmp_path: Path, chunk_pages: bool
+) -> None:
+    """Submission.wait(chunk_pages=False), as `pagefleet run` waits where its bar is printed
+    once, at the end: no LIST of jobs/ for the pages of the documents still converting."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "doc.pdf").write_bytes(b"%PDF-1.4 not a real one")
+    submission = Submission.upload(bucket, tmp_path / "in", prefix="bar/", new_bucket=True)
+    calls: list[tuple[str, str]] = []
+    _spied(bucket, calls)
+    with pytest.raises(StillConverting):  # no stack here: one look, then the timeout
+        submission.wait(Progress(documents=1), lambda: None, timeout_s=0, chunk_pages=chunk_pages)
+    assert (("list_keys", keys.JOBS) in calls) is chunk_pages
