@@ -239,9 +239,13 @@ class Submission:
                 rel_path = path.relative_to(root) if root.is_dir() else Path(path.name)
                 files[prefix + rel_path.with_suffix("").as_posix()] = path
         pages = {rel: count_pages(path) for rel, path in files.items()}
+        # Largest first: a large file is most of a batch's work, and one split last converts
+        # alone at the end while the fleet's other lanes idle (and the batch then waits for
+        # its outputs, the most there are, to be published and fetched).
+        largest_first = sorted(files.items(), key=lambda item: -item[1].stat().st_size)
         uploads = {
             rel: put_upload(bucket, rel, path.read_bytes(), path.suffix, new_bucket=new_bucket)
-            for rel, path in files.items()
+            for rel, path in largest_first
         }
         return cls(bucket=bucket, uploads=uploads, pages=pages)
 

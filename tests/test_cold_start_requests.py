@@ -260,3 +260,17 @@ def test_a_wait_counts_converted_chunks_only_for_a_bar_drawn_as_it_goes(
     with pytest.raises(StillConverting):  # no stack here: one look, then the timeout
         submission.wait(Progress(documents=1), lambda: None, timeout_s=0, chunk_pages=chunk_pages)
     assert (("list_keys", keys.JOBS) in calls) is chunk_pages
+
+
+def test_a_folder_is_uploaded_largest_file_first(bucket: Bucket, tmp_path: Path) -> None:
+    """The largest files, most of a batch's work, are split first, so that none converts
+    alone at the end of the batch (Submission.upload)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, size in [("a", 10), ("b", 3000), ("c", 200)]:
+        (folder / f"{name}.pdf").write_bytes(b"%PDF-1.4\n" + b"%" * size)
+    calls: list[tuple[str, str]] = []
+    _spied(bucket, calls)
+    Submission.upload(bucket, folder, prefix="order/", new_bucket=True)
+    puts = [key for method, key in calls if method == "put"]
+    assert puts == [keys.inbox_key(f"order/{name}") for name in ("b", "c", "a")]
