@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 import pypdfium2 as pdfium
 
@@ -29,10 +29,19 @@ from pagefleet.storage import Bucket, NotFound, Written
 HEAD_AT_MOST = 4  # pending records looked up one HEAD each; more: a LIST per folder, this many
 LOOK_INTERVAL_S = 0.1
 _GETS_AT_ONCE = 8  # a download's assets read side by side
+_File = TypeVar("_File")
 # The converted chunks of unfinished documents (a progress bar's pages) are counted from a LIST
 # of every key under jobs/, assets included (~90 keys a look on the shared corpus, ~16 ms of
 # CPU, half the client's, half moto's): at most this often, not at every look for records.
 CHUNKS_LOOK_S = 2.0
+
+
+def largest_first(files: Iterable[_File], path: Callable[[_File], Path]) -> list[_File]:
+    """``files`` in the order a batch is uploaded, the largest (by the size of ``path(file)``)
+    first: a large file is most of a batch's work, and one split last converts alone at the end
+    while the fleet's other lanes idle (and the batch then waits for its outputs, the most
+    there are, to be published and fetched)."""
+    return sorted(files, key=lambda file: -path(file).stat().st_size)
 
 
 class RecordWrites(Protocol):
@@ -239,13 +248,9 @@ class Submission:
                 rel_path = path.relative_to(root) if root.is_dir() else Path(path.name)
                 files[prefix + rel_path.with_suffix("").as_posix()] = path
         pages = {rel: count_pages(path) for rel, path in files.items()}
-        # Largest first: a large file is most of a batch's work, and one split last converts
-        # alone at the end while the fleet's other lanes idle (and the batch then waits for
-        # its outputs, the most there are, to be published and fetched).
-        largest_first = sorted(files.items(), key=lambda item: -item[1].stat().st_size)
         uploads = {
             rel: put_upload(bucket, rel, path.read_bytes(), path.suffix, new_bucket=new_bucket)
-            for rel, path in largest_first
+            for rel, path in largest_first(files.items(), lambda item: item[1])
         }
         return cls(bucket=bucket, uploads=uploads, pages=pages)
 

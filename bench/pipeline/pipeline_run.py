@@ -19,7 +19,7 @@ from bench.pipeline.models import Document, ResourceSummary
 from bench.pipeline.sampling import ResourceSampler, Window
 from bench.pipeline.stages import load_stages
 from pagefleet.storage import Bucket
-from pagefleet.submission import RecordWrites
+from pagefleet.submission import RecordWrites, largest_first
 
 
 @dataclass
@@ -75,7 +75,9 @@ def run_pipeline(
             run.single.extend(jobs)
             run.keep("single", window)
         with measured() as window:
-            jobs = submit(bucket, f"{tag}/r{round_}/batch", docs)
+            # In the order `pagefleet run` uploads a folder.
+            batch = largest_first(docs, lambda doc: doc.path)
+            jobs = submit(bucket, f"{tag}/r{round_}/batch", batch)
             await_jobs(bucket, jobs, config.timeout_s, record_writes)
         run.keep("batch", window)
         start = min(j.uploaded_at for j in jobs)
