@@ -61,9 +61,7 @@ def await_with_progress(
             if on_records is not None:
                 on_records(submission.records)
 
-        submission.wait(
-            counts, tick, interval_s=interval_s, timeout_s=timeout_s, chunk_pages=live
-        )
+        submission.wait(counts, tick, interval_s=interval_s, timeout_s=timeout_s, chunk_pages=live)
     return counts
 
 
