@@ -29,6 +29,18 @@ from tests.conftest import wait_for_record
 EVENTS = Path(__file__).parent / "events"
 
 
+# `python -m cli`, answering Ctrl-C as in a terminal. A process that starts with SIGINT ignored
+# (every child of a background job in a shell without job control: `cmd &` in a script) keeps it
+# ignored, and Python then installs no KeyboardInterrupt for it, so the test's SIGINT would be
+# lost wherever the suite itself runs in the background.
+_CLI_WITH_CTRL_C = [
+    sys.executable,
+    "-c",
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('cli', run_name='__main__', alter_sys=True)",
+]
+
+
 def _stack_args(settings: Settings) -> list[str]:
     assert settings.endpoint_url is not None
     return [
@@ -254,7 +266,7 @@ def test_waiting_stops_with_exit_4_and_ctrl_c_says_the_jobs_go_on(
     assert main(["get", "q/slow", *args]) == 4
     assert "q/slow is still converting: `pagefleet wait q/slow`" in capsys.readouterr().err
     waiting = subprocess.Popen(
-        [sys.executable, "-m", "cli", "wait", "q", *args],
+        [*_CLI_WITH_CTRL_C, "wait", "q", *args],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -385,7 +397,7 @@ def test_run_counts_every_page_after_the_janitor_deletes_the_chunk_results(
 def test_status_watch_looks_again_until_ctrl_c(settings: Settings) -> None:
     create_stack(settings)
     watching = subprocess.Popen(
-        [sys.executable, "-m", "cli", "status", "--watch", "0.1", *_stack_args(settings)],
+        [*_CLI_WITH_CTRL_C, "status", "--watch", "0.1", *_stack_args(settings)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
