@@ -20,7 +20,7 @@ from pagefleet.submission import RecordWrites, await_records, upload
 # Latency does not depend on it (see above); it only bounds how long after its record a job
 # is noticed. Each look is a request the server answers, which the bench counts as the stack's
 # CPU: at 0.2 s the bench's own watching was a quarter of a corpus round's requests. On the
-# embedded stack the bench looks only after a write under outbox/ (await_jobs).
+# embedded stack the bench looks as soon as a record may have landed, and only then (await_jobs).
 RECORD_POLL_S = 0.5
 
 
