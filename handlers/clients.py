@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 
+_PREFIX = Settings.model_config.get("env_prefix", "").upper()
+
+
 def settings() -> Settings:
     """The function's settings. A warm environment's ``PAGEFLEET_*`` variables stay as they
     were between invocations, so the settings are built once per set of them: building them
@@ -30,9 +33,6 @@ def settings() -> Settings:
     return _settings(
         tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith(_PREFIX)))
     )
-
-
-_PREFIX = Settings.model_config.get("env_prefix", "").upper()
 
 
 @lru_cache(maxsize=8)  # keyed by the variables: a test that sets others gets its own

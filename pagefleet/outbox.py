@@ -195,11 +195,7 @@ def _write_assets(bucket: Bucket, assets: Mapping[str, Body], source: Source, he
     round trip, and a document's pictures are many (117 for the shared corpus's 400-page
     manual), all before its record. The first error is raised once every write has ended, so
     that a take-back after it finds all this call wrote."""
-    if len(assets) < 2:
-        for key, data in assets.items():
-            _write_once(bucket, key, data, _ASSET_TYPE, source, held)
-        return
-    with ThreadPoolExecutor(min(_WRITES_AT_ONCE, len(assets))) as pool:
+    with ThreadPoolExecutor(min(_WRITES_AT_ONCE, len(assets)) or 1) as pool:
         writes = [
             pool.submit(_write_once, bucket, key, data, _ASSET_TYPE, source, held)
             for key, data in assets.items()
