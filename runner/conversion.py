@@ -58,7 +58,9 @@ def _serve(conn: multiprocessing.connection.Connection, settings: dict[str, Any]
     # child: moved out of the collector's sight, so the collections a chunk's allocations set off
     # stop walking it again and again: marker's client CPU per text-layer page -7% in balanced
     # mode, -14% in fast mode; the text-layer converter's -3% (bench/results/
-    # 2026-12-05-issue28-session18/). What the child drops is still freed by reference counting.
+    # 2026-12-05-issue28-session18/). What the child drops is still freed by reference counting;
+    # the start-up's own garbage is collected first, or it would stay frozen with the rest.
+    gc.collect()
     gc.freeze()
     conn.send(("ready", converter.name, converter.version, list(converter.servers_restarted)))
     while True:
