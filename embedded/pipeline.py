@@ -48,7 +48,9 @@ log = logging.getLogger(__name__)
 # an idle stack no longer costs the server a request a second per poller.
 LOCAL_POLL_WAIT_S = 1
 # Concurrent environments per function at most (Lambda scales an SQS mapping up with the
-# backlog); the dead-letter consumers see a trickle.
+# backlog); the dead-letter consumers see a trickle. Never more than the machine's cores
+# (default_concurrency): an environment's work is CPU (pdfium, the renderer, the requests the
+# server in this process answers), so more only contend, and each costs a start.
 CONCURRENCY = {
     "splitter": 4,
     "completion": 3,
@@ -80,6 +82,12 @@ FUNCTIONS = {
         "completion_dead_letter",
     ),
 }
+
+
+def default_concurrency(cores: int | None = None) -> dict[str, int]:
+    """:data:`CONCURRENCY` on a machine of ``cores`` (this one's by default)."""
+    cores = cores or os.cpu_count() or 1
+    return {name: min(most, cores) for name, most in CONCURRENCY.items()}
 
 
 class RunnerFailed(RuntimeError):
@@ -138,7 +146,7 @@ class LocalPipeline(StopOnExit):
         self.stack = stack  # given: resources made elsewhere (Terraform), not provisioned
         self.keep_jobs_s = keep_jobs_s
         self.functions_endpoint_url = functions_endpoint_url
-        self.concurrency = {**CONCURRENCY, **(concurrency or {})}
+        self.concurrency = {**default_concurrency(), **(concurrency or {})}
         self.function_env = function_env
         self.dispatcher: Dispatcher | None = None
         self.janitor: Janitor | None = None

@@ -17,7 +17,13 @@ import pytest
 
 from embedded import MotoServer
 from embedded.demo import report_pdf
-from embedded.pipeline import FUNCTIONS, LocalPipeline, RunnerFailed
+from embedded.pipeline import (
+    CONCURRENCY,
+    FUNCTIONS,
+    LocalPipeline,
+    RunnerFailed,
+    default_concurrency,
+)
 from embedded.provision import create_stack
 from pagefleet import keys
 from pagefleet.completion import complete_job
@@ -586,3 +592,20 @@ def _job(bucket: Bucket, rel: str) -> JobManifest:
     )
     bucket.put(keys.manifest(source.job_id), manifest.model_dump_json().encode())
     return manifest
+
+
+def test_functions_never_get_more_environments_than_the_machine_has_cores() -> None:
+    """More environments than cores only contend (each also costs a start); a larger machine
+    keeps the Lambda-like concurrency, and an explicit one is taken as given."""
+    assert default_concurrency(2) == {
+        "splitter": 2,
+        "completion": 2,
+        "upload-dead-letters": 1,
+        "chunk-dead-letters": 1,
+        "completion-dead-letters": 1,
+    }
+    assert default_concurrency(1) == dict.fromkeys(CONCURRENCY, 1)
+    assert default_concurrency(64) == CONCURRENCY
+    pipeline = LocalPipeline(Settings(bucket="b"), concurrency={"splitter": 6})
+    assert pipeline.concurrency["splitter"] == 6
+    assert pipeline.concurrency["completion"] == default_concurrency()["completion"]
