@@ -21,7 +21,7 @@ import pytest
 
 from embedded import MotoServer
 from embedded.dispatch import Dispatcher, EnvironmentSpec
-from embedded.pipeline import FUNCTIONS, LocalPipeline
+from embedded.pipeline import FUNCTIONS, LocalPipeline, default_concurrency
 from embedded.provision import Stack, create_stack
 from pagefleet import aws, stack
 from pagefleet.settings import Settings
@@ -390,9 +390,9 @@ _CHOSEN: dict[tuple[str, str], tuple[Any, Any]] = {
     # ECS's stopTimeout (drain + 15 s); the embedded stack stops its runner itself.
     ("runner", "stop_timeout_s"): (40.0, 30.0),
     # Lambda scales each mapping up to its maximum concurrency; the embedded stack to a few
-    # processes.
-    ("splitter", "concurrency"): (10, 4),
-    ("completion", "concurrency"): (5, 3),
+    # processes, no more than the machine's cores.
+    ("splitter", "concurrency"): (10, default_concurrency()["splitter"]),
+    ("completion", "concurrency"): (5, default_concurrency()["completion"]),
     ("upload-dead-letters", "concurrency"): (2, 1),
     ("chunk-dead-letters", "concurrency"): (2, 1),
     ("completion-dead-letters", "concurrency"): (2, 1),
