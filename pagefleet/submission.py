@@ -162,11 +162,10 @@ def await_records(
             return records
         if deadline is not None and time.monotonic() > deadline:
             raise StillConverting(sorted(pending.values()), timeout_s or 0.0)
-        if writes is None:
-            time.sleep(interval_s)  # watching S3 from outside: nothing to await but a look
-        else:
-            assert record_writes is not None
+        if record_writes is not None and writes is not None:
             record_writes.wait(writes, interval_s)
+        else:
+            time.sleep(interval_s)  # watching S3 from outside: nothing to await but a look
 
 
 class RecordRead(NamedTuple):
