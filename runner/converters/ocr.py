@@ -17,6 +17,7 @@ known, from the page alone (rule 5): see :func:`_decode_page`.
 from __future__ import annotations
 
 import ctypes
+import os
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,12 @@ _INK_CONTRAST = 64
 # "AA-l" for "AA-1"), of at least this many capitals.
 _CAPITALS = 2
 _LOOKALIKES = ("1", "I")
+# The heap a page's OCR leaves is kept for the next page while the process holds no more than
+# this: handing it back after every page made the next one fault it all in again, 8-10% more
+# CPU a scanned page (bench/results/2026-12-05-issue28-session19/). Past it (a dense page's
+# 1.3-1.5 GB), it is handed back; the 4 GB conversion budget is far above either.
+_KEEP_HEAP_MB = 1024
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
 
 @cache
@@ -114,12 +121,18 @@ def _libc() -> Any:
         return None
 
 
-def _trim() -> None:
-    """Hand the heap the OCR models used back to the system (glibc keeps it otherwise, and a
-    worker's resident memory creeps up page after page)."""
+def _trim(keep_mb: int = _KEEP_HEAP_MB) -> None:
+    """Hand the heap the OCR models used back to the system once the process holds more than
+    ``keep_mb`` (glibc keeps it otherwise, and a dense page takes a process past 1.3 GB)."""
     libc = _libc()
-    if libc is not None:
+    if libc is not None and _resident_mb() > keep_mb:
         libc.malloc_trim(0)
+
+
+def _resident_mb() -> int:
+    # glibc's malloc_trim is only called on Linux, where /proc is.
+    with open("/proc/self/statm", "rb") as statm:
+        return int(statm.read().split()[1]) * _PAGE_BYTES >> 20
 
 
 def _read(model: tuple[Any, _Dictionary], image: np.ndarray) -> list[tuple[np.ndarray, str]]:
