@@ -99,3 +99,16 @@ def test_resident_size_is_what_psutil_reads() -> None:
     measured = ocr._resident_mb()
     after = psutil.Process().memory_info().rss >> 20
     assert min(before, after) - 1 <= measured <= max(before, after) + 1
+
+
+def test_without_proc_the_heap_goes_back_after_every_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_proc(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError("/proc/self/statm")
+
+    libc = _Libc()
+    monkeypatch.setattr(ocr, "_libc", lambda: libc)
+    monkeypatch.setattr("builtins.open", no_proc)
+    ocr._trim(keep_mb=1024)
+    assert libc.trims == [0]

@@ -17,6 +17,7 @@ known, from the page alone (rule 5): see :func:`_decode_page`.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -129,10 +130,14 @@ def _trim(keep_mb: int = _KEEP_HEAP_MB) -> None:
         libc.malloc_trim(0)
 
 
-def _resident_mb() -> int:
-    # glibc's malloc_trim is only called on Linux, where /proc is.
-    with open("/proc/self/statm", "rb") as statm:
-        return int(statm.read().split()[1]) * _PAGE_BYTES >> 20
+def _resident_mb() -> float:
+    """This process's resident memory in MB, as /proc tells it; without /proc, infinite: the
+    heap then goes back after every page."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_BYTES / 2**20
+    except OSError:
+        return math.inf
 
 
 def _read(model: tuple[Any, _Dictionary], image: np.ndarray) -> list[tuple[np.ndarray, str]]:
