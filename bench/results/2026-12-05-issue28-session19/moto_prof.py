@@ -33,7 +33,7 @@ if __name__ == "__main__":  # the Lambda environments are spawned: they import t
         finally:
             profile.disable()
 
-    server._KeepAliveHandler.run_wsgi = profiled
+    server._KeepAliveHandler.run_wsgi = profiled  # type: ignore[method-assign]
     stack_cpu_by_function.main()
     stats = pstats.Stats(profiles[0])
     for profile in profiles[1:]:

@@ -52,12 +52,12 @@ def main(mode: str) -> None:
     trim = ocr._trim
     pages, clock = 0, time.process_time()
 
-    def after_page() -> None:  # in place of the module's trim, which it calls as MODE says
+    def after_page(keep_mb: int = ocr._KEEP_HEAP_MB) -> None:  # in place of the module's trim
         nonlocal pages, clock
         if mode == "every":
             trim(keep_mb=-1)
         elif mode == "keep":
-            trim()
+            trim(keep_mb)
         pages += 1
         now = time.process_time()
         print(mode, pages, f"rss {ocr._resident_mb():.0f} MB cpu {now - clock:.2f}", flush=True)
