@@ -36,12 +36,12 @@ _File = TypeVar("_File")
 CHUNKS_LOOK_S = 2.0
 
 
-def largest_first(files: Iterable[_File], path: Callable[[_File], Path]) -> list[_File]:
-    """``files`` in the order a batch is uploaded, the largest (by the size of ``path(file)``)
-    first: a large file is most of a batch's work, and one split last converts alone at the end
-    while the fleet's other lanes idle (and the batch then waits for its outputs, the most
-    there are, to be published and fetched)."""
-    return sorted(files, key=lambda file: -path(file).stat().st_size)
+def largest_first(files: Iterable[_File], size: Callable[[_File], int]) -> list[_File]:
+    """``files`` in the order a batch is uploaded, the largest (``size(file)`` bytes) first: a
+    large file is most of a batch's work, and one split last converts alone at the end while
+    the fleet's other lanes idle (and the batch then waits for its outputs, the most there are,
+    to be published and fetched)."""
+    return sorted(files, key=lambda file: -size(file))
 
 
 class RecordWrites(Protocol):
@@ -249,7 +249,7 @@ class Submission:
         pages = {rel: count_pages(path) for rel, path in files.items()}
         uploads = {
             rel: put_upload(bucket, rel, path.read_bytes(), path.suffix, new_bucket=new_bucket)
-            for rel, path in largest_first(files.items(), lambda item: item[1])
+            for rel, path in largest_first(files.items(), lambda item: item[1].stat().st_size)
         }
         return cls(bucket=bucket, uploads=uploads, pages=pages)
 

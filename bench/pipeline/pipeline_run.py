@@ -76,7 +76,7 @@ def run_pipeline(
             run.keep("single", window)
         with measured() as window:
             # In the order `pagefleet run` uploads a folder.
-            batch = largest_first(docs, lambda doc: doc.path)
+            batch = largest_first(docs, lambda doc: doc.bytes)
             jobs = submit(bucket, f"{tag}/r{round_}/batch", batch)
             await_jobs(bucket, jobs, config.timeout_s, record_writes)
         run.keep("batch", window)
