@@ -80,8 +80,9 @@ def _lost_race(exc: BaseException) -> bool:
 
 
 async def conversions(bucket: AsyncBucket, job_id: str, index: int) -> int:
-    """Conversions of chunk ``index`` counted so far, by one that has counted itself; 0 once
-    the job's internals are gone."""
+    """Conversions of chunk ``index`` counted so far, by one that has counted itself and may
+    have a twin (ChunkDelivery.first_and_held says where it cannot); 0 once the job's internals
+    are gone."""
     try:
         body, _ = await bucket.get_tagged(keys.chunk_conversions(job_id, index))
     except NotFound:

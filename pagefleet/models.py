@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
@@ -243,11 +244,19 @@ class ChunkDelivery(_Model):
     # Attempts at the chunk before this message: a released chunk is sent again as a new
     # message (its receive count starts over) that carries them (pagefleet/queues.py).
     prior_attempts: int = 0
+    # time.monotonic() as the receive that leased it was sent: its lease began no earlier.
+    leased_at: float = float("-inf")
 
     @property
     def attempts(self) -> int:
         """Which attempt at the chunk this is, releases not counted."""
         return self.prior_attempts + self.receive_count
+
+    def first_and_held(self, lease_s: float) -> bool:
+        """Whether this is the chunk's first delivery and its first lease of ``lease_s``
+        still holds: no other delivery of the message can have begun since it was received
+        (but for the rare duplicate delivery SQS makes, which no look would tell either)."""
+        return self.attempts == 1 and time.monotonic() < self.leased_at + lease_s
 
 
 _Model_T = TypeVar("_Model_T", bound=BaseModel)

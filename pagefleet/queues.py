@@ -4,6 +4,7 @@ operator's view (depths, redrive)."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -95,6 +96,7 @@ class AsyncQueue:
         ``wait_s``. A body that is no chunk message is logged and left alone: it comes back, and
         after the queue's maxReceiveCount it lands in the DLQ."""
         while True:
+            leased_at = time.monotonic()
             response = await self.sqs.receive_message(
                 QueueUrl=self.url,
                 MaxNumberOfMessages=max_messages,
@@ -104,7 +106,7 @@ class AsyncQueue:
                 MessageAttributeNames=[PRIOR_ATTEMPTS],
             )
             received = response.get("Messages", [])
-            deliveries = [d for d in map(_chunk_delivery, received) if d is not None]
+            deliveries = [d for r in received if (d := _chunk_delivery(r, leased_at))]
             # Only bad bodies: poll again, so that an empty answer still means an empty queue
             # (a burst worker stops on it).
             if deliveries or not received:
@@ -152,7 +154,7 @@ class AsyncQueue:
         await self.delete(delivery.receipt)
 
 
-def _chunk_delivery(raw: AsyncMessageTypeDef) -> ChunkDelivery | None:
+def _chunk_delivery(raw: AsyncMessageTypeDef, leased_at: float) -> ChunkDelivery | None:
     try:
         message = ChunkMessage.model_validate_json(raw["Body"])
     except ValidationError as exc:
@@ -165,6 +167,7 @@ def _chunk_delivery(raw: AsyncMessageTypeDef) -> ChunkDelivery | None:
         message=message,
         receive_count=int(raw.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
         prior_attempts=prior_attempts(prior),
+        leased_at=leased_at,
     )
 
 

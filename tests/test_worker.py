@@ -25,7 +25,14 @@ from pagefleet.aws import async_client
 from pagefleet.conversions import conversions, count_conversion
 from pagefleet.layout import render_document
 from pagefleet.layout.outline import read_outline
-from pagefleet.models import ChunkMessage, ChunkResult, JobManifest, JobRecord
+from pagefleet.models import (
+    ChunkDelivery,
+    ChunkMessage,
+    ChunkResult,
+    ChunkSpec,
+    JobManifest,
+    JobRecord,
+)
 from pagefleet.settings import Settings, settings_env
 from pagefleet.stack import queue_specs
 from pagefleet.storage import AsyncBucket, Bucket
@@ -283,6 +290,57 @@ def test_attempts_count_conversions_not_deliveries(
     assert [c.attempts for c in record.chunks] == [1]
     counter = bucket.get(keys.chunk_conversions(body["job_id"], body["chunk"]["index"]))
     assert json.loads(counter) == {"conversions": 1}
+
+
+@pytest.mark.parametrize("before", [0, 1])
+def test_a_result_looks_at_the_count_again_only_where_a_twin_may_have_begun(
+    no_runner: LocalPipeline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: int
+) -> None:
+    """A chunk on its first delivery, converted within that first lease, had no twin: its
+    result carries its own count, with no request to read the counter again. One delivered
+    ``before`` (let go unconverted) may have a conversion under way elsewhere: it looks."""
+    assert no_runner.stack is not None
+    bucket = Bucket(no_runner.stack.s3, no_runner.settings.bucket)
+    upload(bucket, "looked", report_pdf(tmp_path / "a.pdf", sections=2).read_bytes())
+    deadline = time.monotonic() + 60
+    while _queue_counts(no_runner) != (1, 0):  # its one chunk, not received yet
+        assert time.monotonic() < deadline, _queue_counts(no_runner)
+        time.sleep(0.05)
+    sqs, url = no_runner.stack.sqs, no_runner.stack.queue_urls["chunks"]
+    for _ in range(before):
+        assert sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)["Messages"]
+    looks: list[int] = []
+
+    async def counted(bucket: AsyncBucket, job_id: str, index: int) -> int:
+        looks.append(index)
+        return await conversions(bucket, job_id, index)
+
+    monkeypatch.setattr(worker, "conversions", counted)
+    asyncio.run(Worker(no_runner.function_settings.model_copy(update={"burst": True})).run())
+    record = wait_for_record(bucket, "looked")
+    assert record.status == "done" and [c.attempts for c in record.chunks] == [1]
+    assert looks == [0] * before
+
+
+def test_only_a_first_delivery_within_its_first_lease_is_known_to_be_alone() -> None:
+    message = ChunkMessage(
+        job_id="job",
+        bucket="b",
+        chunk=ChunkSpec(index=0, first_page=1, last_page=2),
+        chunk_count=1,
+        sent_at=0,
+    )
+    now = time.monotonic()
+
+    def delivery(**fields: object) -> ChunkDelivery:
+        given = {"receive_count": 1, "leased_at": now, **fields}
+        return ChunkDelivery(receipt="r", message=message, **given)  # type: ignore[arg-type]
+
+    assert delivery().first_and_held(60)
+    assert not delivery(leased_at=now - 61).first_and_held(60)  # the lease may have lapsed
+    assert not delivery(receive_count=2).first_and_held(60)  # delivered before
+    assert not delivery(prior_attempts=1).first_and_held(60)  # released before
+    assert not ChunkDelivery(receipt="r", message=message, receive_count=1).first_and_held(60)
 
 
 def test_conversions_that_start_at_once_each_count(settings: Settings) -> None:

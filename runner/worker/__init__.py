@@ -218,8 +218,12 @@ class Worker:
         try:
             if halves:
                 await self._send_halves(bucket, delivery.message, halves)
-            if result.attempts:
+            if result.attempts and not (
+                result.attempts == 1 and delivery.first_and_held(self.settings.visibility_timeout_s)
+            ):
                 # A twin conversion (after a lapsed lease) may have started since this one did.
+                # None can have where this conversion was the chunk's first and its message's
+                # first lease still holds: no look needed, a request saved on every chunk.
                 counted = await conversions(bucket, result.job_id, result.chunk.index)
                 result = result.model_copy(update={"attempts": max(result.attempts, counted)})
             await write_result_async(bucket, result, pages_json, inline)
