@@ -65,29 +65,44 @@ def split_upload(
     Idempotent (rule 1): a ``sent`` marker, written once every chunk message is out, ends
     repeats of the event; a repeat before it (a crashed or concurrent run) does the work again
     and writes the same objects. Its resent chunk messages only cost a repeated conversion
-    that writes the same result.
+    that writes the same result. A repeat looks for the marker once it meets the job's
+    manifest, or an upload gone since its split: the first delivery, nearly every one, spends
+    no request on it.
     """
     job_id = source.job_id
-    if bucket.head(keys.job_prefix(job_id) + "sent") is not None:
-        return "skipped"
     started = time.time()
     try:
         if problem := keys.key_problem(keys.rel_of(source.key)):
             raise PagefleetError(ErrorCode.BAD_KEY, f"{source.key} is refused: {problem}")
         doc, size = _open(source, bucket, settings)
     except PagefleetError as exc:
+        if _sent(bucket, job_id):  # split already, then deleted or replaced: its job stands
+            return "skipped"
         _fail(bucket, source, exc, time.time() - started, announce)
         return "failed"
     try:
-        manifest, unlinked = _write_manifest(source, doc, size, bucket, settings, started)
+        manifest, unlinked, planned_before = _write_manifest(
+            source, doc, size, bucket, settings, started
+        )
+        if planned_before and _sent(bucket, job_id):
+            return "skipped"
         _publish_chunks(doc, manifest, size, bucket, chunks, unlinked)
     except PagefleetError as exc:  # too large a manifest, or no range could be cut: none sent
         _fail(bucket, source, exc, time.time() - started, announce)
         return "failed"
     finally:
         doc.close()
-    bucket.put(keys.job_prefix(job_id) + "sent", b"")
+    bucket.put(_sent_key(job_id), b"")
     return "split"
+
+
+def _sent_key(job_id: str) -> str:
+    return keys.job_prefix(job_id) + "sent"
+
+
+def _sent(bucket: Bucket, job_id: str) -> bool:
+    """Whether a split of the job sent every chunk message (its marker is there)."""
+    return bucket.head(_sent_key(job_id)) is not None
 
 
 def refuse_stray(source: Source, bucket: Bucket, announce: Announce | None = None) -> SplitOutcome:
@@ -110,7 +125,7 @@ def record_dead_upload(
 ) -> SplitOutcome:
     """An upload whose event reached the ingest DLQ ends with a failed record (rule 3), unless
     its job got further than that (it was split, or has its record)."""
-    if bucket.head(keys.job_prefix(source.job_id) + "sent") is not None:
+    if _sent(bucket, source.job_id):
         return "skipped"
     if published_job(bucket, source.key) == source.job_id:
         return "skipped"
@@ -144,10 +159,12 @@ def _write_manifest(
     bucket: Bucket,
     settings: Settings,
     started: float,
-) -> tuple[JobManifest, frozenset[int]]:
+) -> tuple[JobManifest, frozenset[int], bool]:
     """The plan, written before any chunk is sent: a result never precedes its manifest.
     ``size``: the upload's bytes, which bound what of the PDF the manifest holds. Returned
-    with the pages the measuring found without links to mend (PageCosts.unlinked)."""
+    with the pages the measuring found without links to mend (PageCosts.unlinked), and
+    whether an earlier run of the event had written it (the job's manifest is then that
+    one)."""
     costs = measure_pages(doc, settings)
     policy = plan_policy(settings, costs)
     total = sum(costs.seconds)
@@ -179,7 +196,8 @@ def _write_manifest(
     except PreconditionFailed:
         # An earlier or concurrent run of this event planned it; its manifest is the job's.
         manifest = JobManifest.model_validate_json(bucket.get(keys.manifest(source.job_id)))
-    return manifest, costs.unlinked
+        return manifest, costs.unlinked, True
+    return manifest, costs.unlinked, False
 
 
 def _checked_manifest(manifest: JobManifest, size: int) -> bytes:

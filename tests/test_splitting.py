@@ -114,6 +114,39 @@ def test_an_input_deleted_before_its_split_gets_a_record(stack: Stack, bucket: B
     assert record.error is not None and record.error.code == "input_gone"
 
 
+def test_a_repeated_event_sends_nothing_again_and_only_it_looks_for_the_marker(
+    stack: Stack, bucket: Bucket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule 1: the event of an upload split already, delivered again, is skipped, even once
+    the upload is gone, and records nothing. The first delivery spends no request looking for
+    the marker that ends repeats; a repeat finds it when it meets the job's manifest."""
+    looked: list[str] = []
+    head = bucket.head
+    monkeypatch.setattr(bucket, "head", lambda key: looked.append(key) or head(key))
+    key = upload(bucket, "again", report_pdf(tmp_path / "a.pdf", sections=3).read_bytes())
+    looked.clear()
+    outcome, source = _split(stack, bucket, key)  # _split's own HEAD of the upload first
+    assert outcome == "split" and looked == [key]
+
+    def sent() -> int:
+        return int(
+            stack.sqs.get_queue_attributes(
+                QueueUrl=stack.queue_urls["chunks"], AttributeNames=["ApproximateNumberOfMessages"]
+            )["Attributes"]["ApproximateNumberOfMessages"]
+        )
+
+    messages = sent()
+    assert messages > 1
+    chunks = Queue.named(stack.sqs, f"{stack.settings.queue_prefix}-chunks")
+    looked.clear()
+    assert split_upload(source, bucket, chunks, stack.settings) == "skipped"
+    assert looked == [keys.job_prefix(source.job_id) + "sent"]
+    bucket.delete(key)
+    assert split_upload(source, bucket, chunks, stack.settings) == "skipped"
+    assert sent() == messages
+    assert bucket.head(keys.outbox_record("again")) is None  # no failed record: the job stands
+
+
 @pytest.mark.parametrize(
     "rel", ["a/../x", "a/./x", "a//x", "deep/" + "n" * 1000, "ü" * 480], ids=len
 )
