@@ -48,16 +48,16 @@ def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None
     # One completion check per job per batch, however many of its results the batch announces:
     # every result announced in a batch was written before the batch was received, so the first
     # check of a job sees them all. A record whose job's check failed fails with it.
-    jobs = {
-        (source.bucket, parsed[0])
-        for source in sources_in_sqs_body(record.body)
-        if (parsed := keys.job_of_result(source.key))
-    }
-    for bucket_name, job_id in sorted(jobs):
+    jobs: dict[tuple[str, str], dict[str, str]] = {}  # each job's results it announces
+    for source in sources_in_sqs_body(record.body):
+        if parsed := keys.job_of_result(source.key):
+            jobs.setdefault((source.bucket, parsed[0]), {})[source.key] = f'"{source.etag}"'
+    for (bucket_name, job_id), landed in sorted(jobs.items()):
         if (bucket_name, job_id) not in checks:
             try:
                 bucket = clients.bucket(settings, bucket_name)
-                outcome = complete_job(bucket, job_id, clients.announcer(settings, logger, metrics))
+                announce = clients.announcer(settings, logger, metrics)
+                outcome = complete_job(bucket, job_id, announce, landed)
             except Exception as exc:
                 checks[(bucket_name, job_id)] = exc
                 raise

@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
@@ -68,11 +69,19 @@ def forecasts(manifest: JobManifest, missing: list[ChunkSpec]) -> bool:
 
 
 def complete_job(
-    bucket: Bucket, job_id: str, announce: Announce | None = None
+    bucket: Bucket,
+    job_id: str,
+    announce: Announce | None = None,
+    landed: Mapping[str, str] | None = None,
 ) -> CompletionOutcome:
     """Publish job ``job_id`` if all its chunks are in; returns what happened. Safe to call
     any number of times: the one call that writes the record ("published") has ``announce``
     tell the job's end (pagefleet/job_events.py says what that guarantees).
+
+    ``landed``: the job's results that the event in hand announced (key -> ETag, quoted as a
+    listing gives it). Where they are every planned chunk's, as for nearly every job of one
+    chunk, the check takes them as the results there are instead of listing the job's results;
+    a split among them sends it to the listing for its halves.
 
     Once little is still out (:func:`forecasts`), each check reads, in this
     warm process, the results that landed since the last one, and has the renderer do what it
@@ -81,7 +90,7 @@ def complete_job(
     the final analysis, and stitching.
     """
     with paused_gc():
-        return _complete(bucket, job_id, announce)
+        return _complete(bucket, job_id, announce, landed)
 
 
 def record_dead_completion(
@@ -127,7 +136,9 @@ def record_dead_completion(
     return "failed"
 
 
-def _complete(bucket: Bucket, job_id: str, announce: Announce | None) -> CompletionOutcome:
+def _complete(
+    bucket: Bucket, job_id: str, announce: Announce | None, landed: Mapping[str, str] | None
+) -> CompletionOutcome:
     try:
         manifest = _manifest(bucket, job_id)
     except NotFound:
@@ -140,7 +151,10 @@ def _complete(bucket: Bucket, job_id: str, announce: Announce | None) -> Complet
         # dropped, with the reason in the log (rule 4: nothing crash-loops on what users write).
         log.warning("job %s: its manifest is unreadable, dropped: %s", job_id, exc)
         return "unreadable"
-    present = bucket.list_etags(keys.results_prefix(job_id))
+    announced = landed is not None and all(
+        keys.chunk_result(job_id, c.index) in landed for c in manifest.chunks
+    )
+    present = dict(landed or {}) if announced else bucket.list_etags(keys.results_prefix(job_id))
     missing = [c for c in manifest.chunks if keys.chunk_result(job_id, c.index) not in present]
     if missing:
         if forecasts(manifest, missing):
@@ -151,6 +165,8 @@ def _complete(bucket: Bucket, job_id: str, announce: Announce | None) -> Complet
         return "already"
     started = time.perf_counter()
     results = _results(bucket, manifest, present)
+    if not results.complete and announced:  # a split chunk: its halves were not announced
+        results = _results(bucket, manifest, bucket.list_etags(keys.results_prefix(job_id)))
     if not results.complete:  # a split chunk's halves are still converting
         prepare(manifest, results.leaves)
         return "waiting"

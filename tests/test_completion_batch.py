@@ -6,13 +6,16 @@ from __future__ import annotations
 import pytest
 
 from handlers import completion
+from pagefleet import keys
 from tests.lambda_events import Context, result_event, sqs_event
 
 
 def test_one_check_per_job_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     checked: list[str] = []
 
-    def check(bucket: object, job_id: str, announce: object) -> str:
+    def check(bucket: object, job_id: str, announce: object, landed: dict[str, str]) -> str:
+        # The result its record announced, with its ETag quoted as a listing gives it.
+        assert landed == {keys.chunk_result(job_id, 0): '"d41d8cd98f00b204e9800998ecf8427e"'}
         checked.append(job_id)
         if job_id == "job-bad":
             raise RuntimeError("S3 said no")

@@ -34,7 +34,7 @@ def test_both_completion_handlers_at_once_keep_their_own_batches(
             raise RuntimeError(f"{job_id} cannot be handled")
 
     monkeypatch.setattr(
-        completion, "complete_job", lambda bucket, job_id, announce: fail_the_first(job_id)
+        completion, "complete_job", lambda bucket, job_id, announce, landed: fail_the_first(job_id)
     )
     monkeypatch.setattr(
         completion,

@@ -137,6 +137,47 @@ def test_completion_waits_for_the_halves_and_records_only_the_lost_page(
     assert submission._pages_converted() == 6
 
 
+def test_a_job_of_one_chunk_completes_from_its_event_and_lists_only_for_halves(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The event of a one-chunk job's result names every result the job planned: the check
+    reads it without listing the job's results. Where that result is a split, the halves,
+    which may have landed before it, are found by listing."""
+    bucket = Bucket(create_stack(settings).s3, settings.bucket)
+    lists: list[str] = []
+    list_etags = bucket.list_etags
+    monkeypatch.setattr(bucket, "list_etags", lambda p, **k: lists.append(p) or list_etags(p, **k))
+
+    def landed(job: str, result: ChunkResult) -> dict[str, str]:
+        write_result(bucket, result, _pages_json(result))
+        key = keys.chunk_result(job, result.chunk.index)
+        return {key: bucket.list_etags(key)[key]}
+
+    for rel, split in (("whole", False), ("halved-first", True)):
+        source = Source(bucket=bucket.name, key=f"inbox/{rel}.pdf", etag="e", event_time=UPLOADED)
+        job = source.job_id
+        [chunk] = planned = _plan([2])
+        manifest = JobManifest(
+            job_id=job, rel=rel, source=source, pages=2, chunks=planned, created_at=0, split_s=0
+        )
+        bucket.put(keys.manifest(job), manifest.model_dump_json().encode())
+        if not split:
+            event = landed(job, done_result(job, chunk))
+            lists.clear()
+            assert complete_job(bucket, job, landed=event) == "published"
+            assert keys.results_prefix(job) not in lists  # (publishing lists its assets)
+            continue
+        # The halves converted before their parent's split result was written.
+        for half in chunk.halves(1):
+            write_result(bucket, done_result(job, half), _pages_json(done_result(job, half)))
+        event = landed(job, _split(job, chunk, 1))
+        lists.clear()
+        assert complete_job(bucket, job, landed=event) == "published"
+        assert lists.count(keys.results_prefix(job)) == 1
+        record = JobRecord.model_validate_json(bucket.get(keys.outbox_record(rel)))
+        assert [(c.first_page, c.last_page) for c in record.chunks] == [(1, 1), (2, 2)]
+
+
 def _pages_json(result: ChunkResult) -> bytes:
     return b"[" + b",".join(p.model_dump_json().encode() for p in result.pages) + b"]"
 
