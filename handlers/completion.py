@@ -48,7 +48,11 @@ def record_handler(record: SQSRecord, checks: BatchChecks | None = None) -> None
     # One completion check per job per batch, however many of its results the batch announces:
     # every result announced in a batch was written before the batch was received, so the first
     # check of a job sees them all. A record whose job's check failed fails with it.
-    jobs: dict[tuple[str, str], dict[str, str]] = {}  # each job's results it announces
+    # Each job's results the record announces, with their ETags quoted as a listing gives
+    # them: an S3 event's eTag is bare hex (AWS's event structure; moto 5.2.5's
+    # s3/notifications.py strips the quotes too). Only the completion's cache of parsed
+    # results compares them: a mismatch would cost a read, never a wrong result.
+    jobs: dict[tuple[str, str], dict[str, str]] = {}
     for source in sources_in_sqs_body(record.body):
         if parsed := keys.job_of_result(source.key):
             jobs.setdefault((source.bucket, parsed[0]), {})[source.key] = f'"{source.etag}"'
