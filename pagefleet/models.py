@@ -254,8 +254,10 @@ class ChunkDelivery(_Model):
 
     def first_and_held(self, lease_s: float) -> bool:
         """Whether this is the chunk's first delivery and its first lease of ``lease_s``
-        still holds: no other delivery of the message can have begun since it was received
-        (but for the rare duplicate delivery SQS makes, which no look would tell either)."""
+        still holds: SQS hides a message from every other receive for its visibility
+        timeout, so no other delivery of it can have begun since. (A standard queue may, on
+        rare occasions, deliver a message twice: such a twin's count can go unseen, as one
+        counted after a look always could.)"""
         return self.attempts == 1 and time.monotonic() < self.leased_at + lease_s
 
 
