@@ -1,31 +1,31 @@
-"""A chunk's small images travel inside its result (pagefleet/chunk_results.py, INLINE_ASSETS),
-its large ones as objects of their own under jobs/<id>/assets/; the outbox gets the same
-objects either way."""
+"""A chunk's images travel inside its result while its budget lasts (pagefleet/chunk_results.py,
+INLINE_ASSETS), the rest as objects of their own under jobs/<id>/assets/; the outbox gets the
+same objects either way."""
 
 from __future__ import annotations
 
 from embedded.provision import create_stack
 from pagefleet import keys
 from pagefleet.assembly import LandedChunk
-from pagefleet.chunk_results import (
-    INLINE_ASSET_BYTES,
-    INLINE_CHUNK_BYTES,
-    encode,
-    inlined,
-)
+from pagefleet.chunk_results import INLINE_CHUNK_BYTES, encode, inlined
 from pagefleet.completion import complete_job
 from pagefleet.models import ChunkResult, ChunkSpec, JobManifest, PageContent, Source
 from pagefleet.settings import Settings
 from pagefleet.storage import Bucket
 
 
-def test_small_images_go_inside_the_result_while_the_chunk_s_budget_lasts() -> None:
-    assert inlined({"a.png": 10, "big.png": INLINE_ASSET_BYTES + 1}) == {"a.png"}
-    assert inlined({"a.png": INLINE_ASSET_BYTES}) == {"a.png"}
-    many = {f"p{i:03d}.png": INLINE_ASSET_BYTES for i in range(40)}
+def test_images_go_inside_the_result_smallest_first_while_the_chunk_s_budget_lasts() -> None:
+    budget = INLINE_CHUNK_BYTES
+    assert inlined({"whole.png": budget}) == {"whole.png"}
+    assert inlined({"over.png": budget + 1}) == set()
+    assert inlined({"a.png": 10, "whole.png": budget}) == {"a.png"}
+    # Smallest first: two thirds of the budget is two images, where name order took one.
+    third = budget // 3
+    assert inlined({"a.png": 2 * third, "b.png": third, "c.png": third}) == {"b.png", "c.png"}
+    many = {f"p{i:03d}.png": 64 * 1024 for i in range(40)}
     chosen = inlined(many)
-    assert len(chosen) == INLINE_CHUNK_BYTES // INLINE_ASSET_BYTES
-    assert chosen == set(sorted(many)[: len(chosen)])  # in name order: the same every time
+    assert len(chosen) == budget // (64 * 1024)
+    assert chosen == set(sorted(many)[: len(chosen)])  # by name among equals: the same every time
     assert inlined({}) == set()
 
 
