@@ -6,6 +6,7 @@ outbox/_refused/<hash>.json              the record of an input whose <rel> is r
 outbox/_refused/<hash>~.json             the record of a stray upload: an inbox object not
                                          named .pdf, or the key ``inbox`` itself
 jobs/<job_id>/manifest.json              the split plan
+jobs/<job_id>/sent                       written once every chunk message is out (repeats end)
 jobs/<job_id>/chunks/<index>.pdf         one page range of the source
 jobs/<job_id>/results/<index>.result.json    a converted (or failed) chunk
 jobs/<job_id>/conversions/<index>.json   how many conversions of a chunk have started
@@ -265,6 +266,10 @@ def job_of_prefix(prefix: str) -> str | None:
 
 def manifest(job_id: str) -> str:
     return f"{JOBS}{job_id}/manifest.json"
+
+
+def sent_marker(job_id: str) -> str:
+    return f"{JOBS}{job_id}/sent"
 
 
 def chunk_pdf(job_id: str, index: int) -> str:

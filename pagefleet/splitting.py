@@ -92,17 +92,13 @@ def split_upload(
         return "failed"
     finally:
         doc.close()
-    bucket.put(_sent_key(job_id), b"")
+    bucket.put(keys.sent_marker(job_id), b"")
     return "split"
-
-
-def _sent_key(job_id: str) -> str:
-    return keys.job_prefix(job_id) + "sent"
 
 
 def _sent(bucket: Bucket, job_id: str) -> bool:
     """Whether a split of the job sent every chunk message (its marker is there)."""
-    return bucket.head(_sent_key(job_id)) is not None
+    return bucket.head(keys.sent_marker(job_id)) is not None
 
 
 def refuse_stray(source: Source, bucket: Bucket, announce: Announce | None = None) -> SplitOutcome:

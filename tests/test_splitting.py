@@ -140,7 +140,7 @@ def test_a_repeated_event_sends_nothing_again_and_only_it_looks_for_the_marker(
     chunks = Queue.named(stack.sqs, f"{stack.settings.queue_prefix}-chunks")
     looked.clear()
     assert split_upload(source, bucket, chunks, stack.settings) == "skipped"
-    assert looked == [keys.job_prefix(source.job_id) + "sent"]
+    assert looked == [keys.sent_marker(source.job_id)]
     bucket.delete(key)
     assert split_upload(source, bucket, chunks, stack.settings) == "skipped"
     assert sent() == messages
