@@ -13,6 +13,11 @@ import io
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: the bench's other paths do without them
+    import pypdfium2
+    from fpdf import FPDF
 
 SCAN_DPI = 200
 WORDS = (
@@ -65,6 +70,16 @@ def text_chunk(folder: Path, pages: int, seed: int = 28) -> Chunk:
     return Chunk("text", path, pages)
 
 
+def add_scan(pdf: FPDF, page: pypdfium2.PdfPage, dpi: int = SCAN_DPI) -> None:
+    """``page`` as a scanner writes it into ``pdf``: rendered at ``dpi`` in grey, one JPEG filling
+    an A4 page, no text layer."""
+    image = page.render(scale=dpi / 72).to_pil().convert("L")
+    jpeg = io.BytesIO()
+    image.save(jpeg, format="JPEG", quality=75)
+    pdf.add_page()
+    pdf.image(jpeg, x=0, y=0, w=pdf.w, h=pdf.h)
+
+
 def scan_of(chunk: Chunk, folder: Path) -> Chunk:
     """The same pages as images only: each rendered at 200 dpi in grey, one JPEG a page."""
     import pypdfium2
@@ -73,11 +88,7 @@ def scan_of(chunk: Chunk, folder: Path) -> Chunk:
     source = pypdfium2.PdfDocument(str(chunk.path))
     pdf = FPDF(format="A4")
     for index in range(len(source)):
-        image = source[index].render(scale=SCAN_DPI / 72).to_pil().convert("L")
-        jpeg = io.BytesIO()
-        image.save(jpeg, format="JPEG", quality=75)
-        pdf.add_page()
-        pdf.image(jpeg, x=0, y=0, w=pdf.w, h=pdf.h)
+        add_scan(pdf, source[index])
     source.close()
     path = folder / f"scan-{chunk.pages}p.pdf"
     pdf.output(str(path))

@@ -8,7 +8,6 @@ The scans: pages of six shared-corpus documents rendered at 150, 200 or 250 dpi 
 one a page (made once, into SCANS).
 """
 
-import io
 import resource
 import sys
 import time
@@ -18,6 +17,7 @@ import pypdfium2
 from fpdf import FPDF
 
 import runner.converters.ocr as ocr
+from bench.marker.documents import add_scan
 from runner.converters.text_layer import extract_pages
 
 SCANS = Path("/work/tmp19/varied-scan.pdf")
@@ -36,12 +36,7 @@ def make_scans() -> None:
     for name, pages in PAGES.items():
         source = pypdfium2.PdfDocument(f"/work/shared/corpus/real/{name}.pdf")
         for index in pages:
-            dpi = 150 + 50 * (index % 3)
-            image = source[index].render(scale=dpi / 72).to_pil().convert("L")
-            jpeg = io.BytesIO()
-            image.save(jpeg, format="JPEG", quality=75)
-            pdf.add_page()
-            pdf.image(jpeg, x=0, y=0, w=pdf.w, h=pdf.h)
+            add_scan(pdf, source[index], dpi=150 + 50 * (index % 3))
         source.close()
     pdf.output(str(SCANS))
 
