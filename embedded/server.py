@@ -32,6 +32,8 @@ does not need:
   results, its outbox assets, the janitor's two) a burst of 1,000 slowed as it went, the
   listings taking a third of the server's CPU. Here moto's own listing runs on the keys under
   the prefix alone, found by name, with the same answer.
+- werkzeug copies a request body it reads, 64 kB at a time, unless the server says the
+  stream ends with the body; this server reads each body whole first, and says so.
 
 - moto's serializer turns every timestamp it answers with (a listed key's ``LastModified``, a
   HEAD's or GET's ``Last-Modified``) from the string its models made back into a datetime with
@@ -599,7 +601,10 @@ class _KeepAliveHandler(MotoRequestHandler):
         else:
             length = int(environ.get("CONTENT_LENGTH") or 0)
             body = stream.read(length) if length > 0 else b""
+        # The body is read whole: its stream ends where the body does, which werkzeug reads
+        # directly (an unterminated one it wraps in a LimitedStream, copying 64 kB at a time).
         environ["wsgi.input"] = io.BytesIO(body)
+        environ["wsgi.input_terminated"] = True
         reply: dict[str, Any] = {}
 
         def start_response(
