@@ -107,7 +107,7 @@ class ChunkStats:
         # per size, not per line: the same counts, and the buckets in the order the lines
         # first show them (a bucket's sizes come after the first of them).
         chars: dict[float, int] = {}
-        vocabulary: set[str] = set()
+        texts_kept: list[str] = []  # every line kept, for the vocabulary
         shapes: dict[BlockRef, HeadingShape | None] = {}
         pictures: set[tuple[int, int]] = set()
         for pi, page in enumerate(chunk.pages):
@@ -137,12 +137,18 @@ class ChunkStats:
                 # rank.
                 if not block.get("fig") and not block.get("code") and not ocr:
                     shapes[page["number"], bi] = heading_shape(kept, texts, line_sizes)
-                # No word runs across a line break: the lines are searched in one go.
-                vocabulary.update(lower_words("\n".join(texts)))
+                texts_kept += texts
                 # OCR lines never make the body size.
                 if not ocr:
                     for text, size in zip(texts, line_sizes, strict=True):
                         chars[size] = chars.get(size, 0) + len(text)
+        # No word runs across a line break: the chunk's lines are searched in two goes, those
+        # all ASCII (lower_words' quick path) and the rest.
+        plain = [text for text in texts_kept if text.isascii()]
+        vocabulary = set(lower_words("\n".join(plain)))
+        if len(plain) < len(texts_kept):
+            rest = [text for text in texts_kept if not text.isascii()]
+            vocabulary.update(lower_words("\n".join(rest)))
         sizes: Counter[float] = Counter()
         for size, count in chars.items():
             sizes[bucket(size)] += count

@@ -60,7 +60,7 @@ _SIDE = 0.15
 # A running head is a short line.
 _HEAD_WORDS = 15
 _DIGITS = re.compile(r"\d+")
-_SPACES = re.compile(r"\s+")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:page\s*)?(?:#|[ivxlcdm]{1,6})(?:\s*(?:of|/)\s*#)?[-–—\s]*$", re.IGNORECASE
 )
@@ -329,7 +329,13 @@ def _widest_gap(items: list[_Placed]) -> int:
 def _furniture_key(text: str) -> str:
     if _PAGE_LABEL.match(text.strip()):
         return "#"
-    text = _SPACES.sub(" ", text.strip().lower())
+    # Runs of spaces as one, none at either end (str.split() splits where a regex's \s does).
+    text = " ".join(text.lower().split())
     # Digits vary from page to page in running heads ("Page 3", "2.3.59-12"), but a line
     # of numbers only (a table row) must match exactly to count as repeated.
-    return _DIGITS.sub("#", text) if any(c.isalpha() for c in text) or len(text) <= 4 else text
+    worded = (
+        _ASCII_LETTER.search(text) is not None  # str.isalpha's letters, where all are ASCII
+        if text.isascii()
+        else any(c.isalpha() for c in text)
+    )
+    return _DIGITS.sub("#", text) if worded or len(text) <= 4 else text

@@ -36,9 +36,8 @@ def heading_shape(lines: list[Line], texts: list[str], sizes: list[float]) -> He
     if text[0] in BULLETS and (len(text) == 1 or text[1].isspace()):
         return None  # a bullet point set large (slides) is a list item, not a heading
     size = bucket(max(sizes))
-    spans = [s for line in lines for s in line["spans"] if s["t"].strip()]
-    # An entry's title that opens with a bold label is a bold heading (see labelled).
-    bold = all(s.get("b") for s in spans) or (len(lines) == 1 and labelled(lines[0]))
+    # Every span with text bold; or an entry's title that opens with a bold label (labelled).
+    bold = _all_bold(lines) or (len(lines) == 1 and labelled(lines[0]))
     words = len(text.split())
     run_in = (
         bold
@@ -47,6 +46,16 @@ def heading_shape(lines: list[Line], texts: list[str], sizes: list[float]) -> He
         and (text[0].isupper() or text[0].isdigit())
     )
     return size, bold, words, run_in
+
+
+def _all_bold(lines: list[Line]) -> bool:
+    """Whether every span of the lines that holds text is bold (a loop: this runs for every
+    block that could be a heading)."""
+    for line in lines:
+        for span in line["spans"]:
+            if not span.get("b") and span["t"].strip():
+                return False
+    return True
 
 
 def shape_style(shape: HeadingShape, body: float) -> HeadingStyle | None:

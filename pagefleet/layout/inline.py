@@ -43,10 +43,12 @@ def strip_prefix(lines: list[Line], count: int) -> list[Line]:
     return [{**lines[0], "spans": spans}, *lines[1:]]
 
 
-def _segments(
-    lines: list[Line], vocabulary: Container[str]
-) -> Iterator[tuple[str, bool, bool, str]]:
-    """(text, bold, italic, url) runs of a paragraph, lines joined and hyphenation repaired."""
+# A run's style: bold, italic, the url it links to ("" for none).
+_Style = tuple[bool, bool, str]
+
+
+def _segments(lines: list[Line], vocabulary: Container[str]) -> Iterator[tuple[str, _Style]]:
+    """(text, style) runs of a paragraph, lines joined and hyphenation repaired."""
     last = len(lines) - 1
     for i, line in enumerate(lines):
         spans = line["spans"]
@@ -55,7 +57,7 @@ def _segments(
             text = span["t"]
             if j == end:
                 text = _join(text, lines[i + 1], vocabulary)
-            yield text, bool(span.get("b")), bool(span.get("i")), span.get("u", "")
+            yield text, (bool(span.get("b")), bool(span.get("i")), span.get("u", ""))
 
 
 def _join(text: str, nxt: Line, vocabulary: Container[str]) -> str:
@@ -83,15 +85,15 @@ def inline_markdown(lines: list[Line], vocabulary: Container[str]) -> str:
     # The run of text in one style being built: its pieces are joined once, a paragraph can
     # have 1000s of spans. Blank text goes with the run before it, whatever its style.
     pieces: list[str] = []
-    style: tuple[bool, bool, str] = (False, False, "")
-    for text, bold, italic, url in _segments(lines, vocabulary):
-        if pieces and ((bold, italic, url) == style or not (url or text.strip())):
+    style: _Style = (False, False, "")
+    for text, run in _segments(lines, vocabulary):
+        if pieces and (run == style or not (run[2] or text.strip())):
             pieces.append(text)
         else:
             if pieces:
                 out.append(_styled("".join(pieces), *style))
             pieces = [text]
-            style = (bold, italic, url)
+            style = run
     if pieces:
         out.append(_styled("".join(pieces), *style))
     return squash("".join(out))

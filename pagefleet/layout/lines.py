@@ -39,11 +39,22 @@ PageLines = dict[int, tuple[list[str], list[float]]]
 
 
 def read_lines(page: Page) -> PageLines:
-    return {
-        bi: ([line_text(ln) for ln in block["lines"]], [line_size(ln) for ln in block["lines"]])
-        for bi, block in enumerate(page["blocks"])
-        if "lines" in block
-    }
+    read: PageLines = {}
+    for bi, block in enumerate(page["blocks"]):
+        if "lines" not in block:
+            continue
+        texts: list[str] = []
+        sizes: list[float] = []
+        for line in block["lines"]:
+            spans = line["spans"]
+            if len(spans) == 1:  # most lines: line_text and line_size without two calls
+                texts.append(spans[0]["t"])
+                sizes.append(spans[0]["s"])
+            else:
+                texts.append(line_text(line))
+                sizes.append(line_size(line))
+        read[bi] = (texts, sizes)
+    return read
 
 
 # A line this many times taller than wide, with this many characters at least, runs upright.
@@ -72,9 +83,16 @@ def line_size(line: Line) -> float:
     if len(spans) == 1:
         return spans[0]["s"]
     # Most lines of several spans are set in one size: theirs, unless every span is blank.
+    # (Loops, not all()/any() over generators: this runs for every line a chunk has.)
     size = spans[0]["s"] if spans else 0.0
-    if all(span["s"] == size for span in spans):
-        return size if any(span["t"].strip() for span in spans) else 0.0
+    for span in spans:
+        if span["s"] != size:
+            break
+    else:
+        for span in spans:
+            if span["t"].strip():
+                return size
+        return 0.0
     weights: dict[float, int] = {}
     for span in _worded(spans):
         weights[span["s"]] = weights.get(span["s"], 0) + len(span["t"].strip())

@@ -38,8 +38,8 @@ class _Words(NamedTuple):
 
 
 def _title_words(text: str) -> _Words:
-    counts = Counter(_TITLE_WORD.findall(text.lower()))
-    return _Words(counts, counts.total())
+    words = _TITLE_WORD.findall(text.lower())
+    return _Words(Counter(words), len(words))
 
 
 def _letters(words: _Words) -> int:
