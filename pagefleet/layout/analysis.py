@@ -108,6 +108,7 @@ class ChunkStats:
         # first show them (a bucket's sizes come after the first of them).
         chars: dict[float, int] = {}
         texts_kept: list[str] = []  # every line kept, for the vocabulary
+        texts_by_block: dict[tuple[int, int], list[str]] = {}  # for the outline's titles
         shapes: dict[BlockRef, HeadingShape | None] = {}
         pictures: set[tuple[int, int]] = set()
         for pi, page in enumerate(chunk.pages):
@@ -133,6 +134,7 @@ class ChunkStats:
                 if not kept:
                     continue
                 lines[pi, bi] = kept
+                texts_by_block[pi, bi] = texts
                 # A plot's labels or a listing are never a heading; OCR has no font sizes to
                 # rank.
                 if not block.get("fig") and not block.get("code") and not ocr:
@@ -153,7 +155,7 @@ class ChunkStats:
         for size, count in chars.items():
             sizes[bucket(size)] += count
         kinds = {shape for shape in shapes.values() if shape is not None}
-        titles = find_titles(chunk.pages, chunk.outline, lines)
+        titles = find_titles(chunk.pages, chunk.outline, texts_by_block)
         return cls(furniture, lines, sizes, vocabulary, shapes, kinds, titles, pictures)
 
 

@@ -8,8 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from pagefleet.layout.lines import line_text
-from pagefleet.layout.schema import Block, Line, OutlineEntry, Page
+from pagefleet.layout.schema import Block, OutlineEntry, Page
 
 
 class TitleBlock(NamedTuple):
@@ -71,19 +70,20 @@ def _held(title: _Words, have: _Words, after: _Words | None = None) -> tuple[int
     return held, held_letters >= _BLOCK_COVER * letters
 
 
-def _block_words(block: Block, lines: list[Line] | None) -> _Words | None:
-    """The words of a block that may hold a title, given its ``lines`` not furniture."""
-    if lines is None or len(lines) > _TITLE_MAX_LINES or block.get("fig") or block.get("code"):
+def _block_words(block: Block, texts: list[str] | None) -> _Words | None:
+    """The words of a block that may hold a title, given the ``texts`` of its lines not
+    furniture."""
+    if texts is None or len(texts) > _TITLE_MAX_LINES or block.get("fig") or block.get("code"):
         return None
-    return _title_words(" ".join(map(line_text, lines)))
+    return _title_words(" ".join(texts))
 
 
 def find_titles(
-    pages: Sequence[Page], outline: Sequence[OutlineEntry], kept: dict[tuple[int, int], list[Line]]
+    pages: Sequence[Page], outline: Sequence[OutlineEntry], kept: dict[tuple[int, int], list[str]]
 ) -> dict[int, list[TitleBlock]]:
     """Per entry of the document's ``outline``, the blocks of a chunk's ``pages`` that hold its
     title (:func:`pagefleet.layout.analysis.match_outline` picks one). ``kept``: per (page
-    index, block index), the block's lines that are not furniture."""
+    index, block index), the texts of the block's lines that are not furniture."""
     index = {page["number"]: pi for pi, page in enumerate(pages)}
     # Per page index, its blocks' words (None: a block that holds no title), counted once a
     # page is searched: a page is searched for every entry that points at it or beside it.
