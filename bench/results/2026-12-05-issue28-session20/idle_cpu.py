@@ -13,11 +13,7 @@ import psutil
 
 from bench.pipeline.config import BenchConfig
 from bench.pipeline.documents import collect_documents
-from bench.pipeline.jobs import await_jobs, submit
-from embedded.pipeline import LocalPipeline
-from embedded.server import MotoServer
-from pagefleet.settings import load_settings
-from pagefleet.storage import Bucket
+from bench.pipeline.warm import warm_stack
 
 IDLE_S = 30
 
@@ -36,22 +32,10 @@ def cpu_by_process() -> dict[tuple[int, str], float]:
 
 def main() -> None:
     docs = collect_documents(BenchConfig(inputs=[Path(sys.argv[1])]))[:3]
-    server = MotoServer()
-    server.start()
-    name = f"idle-{int(time.time())}"
-    settings = load_settings(endpoint_url=server.url, bucket=name, queue_prefix=name, workers=2)
-    pipeline = LocalPipeline(settings, workers=2, server=server)
-    stack = pipeline.start()
-    try:
-        pipeline.wait_ready(2)
-        bucket = Bucket(stack.s3, pipeline.settings.bucket)
-        await_jobs(bucket, submit(bucket, "warmup", docs), 120)
+    with warm_stack(docs, "idle", timeout_s=120):
         before = cpu_by_process()
         time.sleep(IDLE_S)  # the idle time itself is what is measured
         after = cpu_by_process()
-    finally:
-        pipeline.stop()
-        server.stop()
     total = 0.0
     for key in sorted(after, key=lambda k: before.get(k, 0.0) - after[k]):
         spent = after[key] - before.get(key, 0.0)

@@ -20,10 +20,8 @@ from pathlib import Path
 from bench.pipeline.config import BenchConfig
 from bench.pipeline.documents import collect_documents
 from bench.pipeline.jobs import await_jobs, submit
+from bench.pipeline.warm import warm_stack
 from embedded import server as embedded_server
-from embedded.pipeline import LocalPipeline
-from pagefleet.settings import load_settings
-from pagefleet.storage import Bucket
 
 CPU: defaultdict[str, float] = defaultdict(float)
 COUNT: Counter[str] = Counter()
@@ -64,23 +62,11 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     config = BenchConfig(inputs=[Path("/work/shared/corpus/real")])
     docs = collect_documents(config)
-    server = embedded_server.MotoServer()
-    server.start()
-    name = f"kinds-{int(time.time())}"
-    settings = load_settings(endpoint_url=server.url, bucket=name, queue_prefix=name, workers=2)
-    pipeline = LocalPipeline(settings, workers=2, server=server)
-    stack = pipeline.start()
-    try:
-        pipeline.wait_ready(2)
-        bucket = Bucket(stack.s3, pipeline.settings.bucket)
-        await_jobs(bucket, submit(bucket, "warmup", docs), config.timeout_s)
+    with warm_stack(docs, "kinds", timeout_s=config.timeout_s) as (bucket, _):
         COUNTING[0] = True
         for index in range(rounds):
             await_jobs(bucket, submit(bucket, f"r{index}", docs), config.timeout_s)
         COUNTING[0] = False
-    finally:
-        pipeline.stop()
-        server.stop()
     total = sum(CPU.values())
     print(f"server CPU a round {total / rounds:.3f} s, requests {sum(COUNT.values()) / rounds:.0f}")
     for kind, cpu in sorted(CPU.items(), key=lambda item: -item[1]):
