@@ -9,8 +9,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -20,6 +22,7 @@ from bench.pipeline.synthetic import synthetic_pdf
 from embedded.demo import report_pdf
 from embedded.pipeline import LocalPipeline
 from embedded.provision import create_stack
+from embedded.proxy import LoopbackProxy, ProxyHandler
 from pagefleet import keys
 from pagefleet.aws import async_client
 from pagefleet.conversions import conversions, count_conversion
@@ -101,22 +104,67 @@ def _wait_until_holding(state: Path, proc: subprocess.Popen, timeout_s: float = 
 
 
 def _sigterm_while_holding(
-    local: LocalPipeline, pdf: Path, state: Path, rel: str, drain_timeout_s: float
+    local: LocalPipeline,
+    pdf: Path,
+    state: Path,
+    rel: str,
+    drain_timeout_s: float,
+    **overrides: object,
 ) -> Bucket:
     """Upload ``pdf``, let one worker take its chunk, SIGTERM it; it must exit cleanly."""
     assert local.stack is not None
     bucket = Bucket(local.stack.s3, local.settings.bucket)
     upload(bucket, rel, pdf.read_bytes())
-    _sigterm_a_worker_holding(local, state, drain_timeout_s)
+    _sigterm_a_worker_holding(local, state, drain_timeout_s, **overrides)
     return bucket
 
 
-def _sigterm_a_worker_holding(local: LocalPipeline, state: Path, drain_timeout_s: float) -> None:
-    worker = _start_worker(local, state, drain_timeout_s=drain_timeout_s)
+def _sigterm_a_worker_holding(
+    local: LocalPipeline, state: Path, drain_timeout_s: float, **overrides: object
+) -> None:
+    worker = _start_worker(local, state, None, drain_timeout_s=drain_timeout_s, **overrides)
     _wait_until_holding(state, worker)
     worker.send_signal(signal.SIGTERM)
     _, stderr = worker.communicate(timeout=drain_timeout_s + 30)  # read and closed
     assert worker.returncode == 0, stderr.decode()
+
+
+class _HeldDownloads(LoopbackProxy):
+    """The stack behind a proxy that never answers a download of a chunk PDF: a worker that
+    holds a chunk is, until signalled, still fetching it."""
+
+    name = "held-downloads"
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(upstream)
+        self.done = threading.Event()  # set as the test ends: the held requests give up
+
+
+class _HoldDownloads(ProxyHandler):
+    owner: _HeldDownloads
+
+    def _handle(self) -> None:
+        body = self._read_body()
+        if self.command == "GET" and "/chunks/" in self.path:
+            self.owner.done.wait(timeout=120)
+            self.close_connection = True  # no reply: the worker that asked is gone
+            return
+        self._reply(*self._forward(body))
+
+
+_HeldDownloads.handler = _HoldDownloads
+
+
+@contextmanager
+def _downloads_held(upstream: str) -> Iterator[_HeldDownloads]:
+    """A :class:`_HeldDownloads` in front of ``upstream``, serving."""
+    proxy = _HeldDownloads(upstream)
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.done.set()
+        proxy.stop()
 
 
 def test_sigterm_drains_the_chunk_in_hand(
@@ -153,9 +201,15 @@ def test_releases_use_up_none_of_a_chunks_attempts(
     of attempts, and its record counts the one conversion."""
     releases = next(s for s in queue_specs(no_runner.settings) if s.role == "chunks")
     state = tmp_path / "state.json"
-    bucket = _sigterm_while_holding(no_runner, big_pdf, state, "released often", drain_timeout_s=0)
-    for _ in range(releases.max_receive_count - 1):
-        _sigterm_a_worker_holding(no_runner, state, drain_timeout_s=0)
+    # No download of the chunk gets through: each signalled worker is released before its
+    # conversion began and counted itself (a signal after that would rightly count one).
+    assert no_runner.settings.endpoint_url is not None
+    with _downloads_held(no_runner.settings.endpoint_url) as held:
+        bucket = _sigterm_while_holding(
+            no_runner, big_pdf, state, "released often", drain_timeout_s=0, endpoint_url=held.url
+        )
+        for _ in range(releases.max_receive_count - 1):
+            _sigterm_a_worker_holding(no_runner, state, drain_timeout_s=0, endpoint_url=held.url)
     _burst_worker(no_runner, tmp_path)
     record = wait_for_record(bucket, "released often")
     assert record.status == "done" and record.chunks[0].attempts == 1
