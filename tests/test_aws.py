@@ -143,3 +143,23 @@ def test_clients_read_each_timestamp_as_botocore_does_parsing_it_once(
     hits = aws.parse_timestamp_once.cache_info().hits
     assert asyncio.run(async_head()) == head
     assert aws.parse_timestamp_once.cache_info().hits > hits
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "verified"),
+    [("http://127.0.0.1:9", False), ("https://s3.example.test", True), (None, True)],
+)
+def test_async_clients_verify_certificates_only_where_there_are_some(
+    endpoint: str | None, verified: bool
+) -> None:
+    """A plain-HTTP endpoint's client loads no CA bundle (aiobotocore otherwise does, for every
+    client); any other keeps botocore's default, verification against its bundle. Read from
+    aiobotocore's HTTP session (its private ``_verify``: the value create_client was given, or
+    botocore's default path), before any request is made."""
+    use_fake_credentials()
+
+    async def verify() -> object:
+        async with aws.async_client("sqs", Settings(endpoint_url=endpoint)) as sqs:
+            return sqs._endpoint.http_session._verify  # type: ignore[attr-defined]
+
+    assert bool(asyncio.run(verify())) is verified
