@@ -11,6 +11,7 @@ boundaries. The end's work is then the last chunk's share, not the whole documen
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -118,6 +119,17 @@ def _gap_note(failed: Sequence[ChunkResult]) -> str:
 def _in_page_order(chunks: Sequence[LandedChunk]) -> list[LandedChunk]:
     """A job's converted and failed chunks (a split chunk's halves in its place) by page."""
     return sorted(chunks, key=lambda c: c.result.chunk.first_page)
+
+
+# An image link as the converters write one: ``](`` + keys.ASSET_LINK_PREFIX + name + ``)``.
+_ASSET_LINK = re.compile(re.escape("](" + keys.ASSET_LINK_PREFIX) + r"([^)]+)\)")
+
+
+def linked_assets(markdown: str) -> set[str]:
+    """The names of the assets ``markdown`` (:func:`render_markdown`'s) links to. A converter
+    writes every picture of its chunk; the renderer may leave some out (a logo on every slide
+    is furniture, as a running header is), and those are no part of the document."""
+    return set(_ASSET_LINK.findall(markdown))
 
 
 def render_markdown(manifest: JobManifest, chunks: Sequence[LandedChunk]) -> str:

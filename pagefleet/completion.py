@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from pagefleet import keys
-from pagefleet.assembly import LandedChunk, job_record, prepare, render_markdown
+from pagefleet.assembly import LandedChunk, job_record, linked_assets, prepare, render_markdown
 from pagefleet.aws import is_transient
 from pagefleet.errors import ErrorCode
 from pagefleet.gc_pause import paused_gc
@@ -171,15 +171,17 @@ def _complete(
         prepare(manifest, results.leaves)
         return "waiting"
     chunks = results.leaves
+    markdown = render_markdown(manifest, chunks)
+    # The outbox gets the images the Markdown links to, not every picture a converter wrote.
     # Stored images are copied inside S3 (the completion never reads one: a GET per asset
     # saved); small ones came inside their results and are written from there.
+    linked = linked_assets(markdown)
     assets: dict[str, Body] = {}
     for c in chunks:
         if c.result.status == "done":
             stored = keys.job_assets(job_id)
-            assets.update((name, Stored(stored + name)) for name in c.result.assets)
-            assets.update(c.inline_assets)
-    markdown = render_markdown(manifest, chunks)
+            assets.update((n, Stored(stored + n)) for n in c.result.assets if n in linked)
+            assets.update((n, data) for n, data in c.inline_assets.items() if n in linked)
     record = job_record(manifest, chunks, time.perf_counter() - started, results.splits)
     try:
         published = publish(

@@ -1,6 +1,6 @@
 """A chunk's images travel inside its result while its budget lasts (pagefleet/chunk_results.py,
 INLINE_ASSETS), the rest as objects of their own under jobs/<id>/assets/; the outbox gets the
-same objects either way."""
+same objects either way, those the Markdown links to."""
 
 from __future__ import annotations
 
@@ -58,7 +58,9 @@ def test_a_result_reads_back_with_the_images_it_carries() -> None:
     assert LandedChunk.parse(encode(result)).inline_assets == {}
 
 
-def test_the_outbox_gets_inline_and_stored_images_alike(settings: Settings) -> None:
+def test_the_outbox_gets_inline_and_stored_images_alike_those_the_markdown_links(
+    settings: Settings,
+) -> None:
     bucket = Bucket(create_stack(settings).s3, settings.bucket)
     source = Source(
         bucket=bucket.name, key="inbox/pics.pdf", etag="e", event_time="2026-12-01T10:00:00.000Z"
@@ -76,9 +78,13 @@ def test_the_outbox_gets_inline_and_stored_images_alike(settings: Settings) -> N
     bucket.put(keys.manifest(job), manifest.model_dump_json().encode())
     large = bytes(range(256)) * 300
     bucket.put(keys.job_assets(job) + "large.png", large)
-    result = _result(job, ["large.png"])
+    # Pictures the converter wrote that the Markdown leaves out (furniture: a logo on every
+    # page), one stored and one inline.
+    bucket.put(keys.job_assets(job) + "banner.png", large)
+    result = _result(job, ["large.png", "banner.png"])
     pages = b"[" + result.pages[0].model_dump_json(exclude_none=True).encode() + b"]"
-    bucket.put(keys.chunk_result(job, 0), encode(result, pages, {"small.png": b"small"}))
+    inline = {"small.png": b"small", "logo.png": b"logo"}
+    bucket.put(keys.chunk_result(job, 0), encode(result, pages, inline))
     assert complete_job(bucket, job) == "published"
     folder = keys.outbox_assets("pics")
     assert sorted(bucket.list_keys(folder)) == [folder + "large.png", folder + "small.png"]
