@@ -30,6 +30,7 @@ from typing import IO
 from embedded.dispatch import Dispatcher, EnvironmentSpec
 from embedded.janitor import Janitor
 from embedded.logs import RUNNER, LogRouter
+from embedded.poller_sqs import PollerSQS
 from embedded.provision import Stack, create_stack, open_stack
 from embedded.server import MotoServer, StopOnExit
 from pagefleet import aws
@@ -173,7 +174,9 @@ class LocalPipeline(StopOnExit):
         if self.stack is None:
             self.stack = open_stack(self.settings) if self.external else create_stack(self.settings)
         self.dispatcher = dispatcher = Dispatcher(
-            self.stack.sqs,
+            # Lambda's pollers run on AWS's hosts, not ours: with moto in this process, their
+            # stand-in reads its queues directly (embedded/poller_sqs.py), not over HTTP.
+            PollerSQS(self.settings.region) if self.server is not None else self.stack.sqs,
             self.settings.region,
             wait_s=self.settings.poll_wait_s,
             release=self._release_polls,

@@ -1,4 +1,5 @@
-"""The local stand-in for Lambda's SQS event source mapping, against moto over HTTP: batches,
+"""The local stand-in for Lambda's SQS event source mapping, against moto over HTTP and through
+its in-process poller client (embedded/poller_sqs.py, what the local stack uses): batches,
 partial batch failures, concurrency under a backlog, and execution environments in processes."""
 
 from __future__ import annotations
@@ -19,11 +20,20 @@ import pytest
 from embedded.dispatch import Dispatcher, EnvironmentSpec, FakeLambdaContext
 from embedded.environment import Environment, InvocationError
 from embedded.logs import LogRouter
-from embedded.provision import create_stack
+from embedded.poller_sqs import PollerSQS
+from embedded.provision import Stack, create_stack
 from pagefleet.settings import Settings
 from tests.conftest import outlived
 
 INVOCATIONS = 0  # module state, one environment's own when run there
+
+# The clients a dispatcher polls with: boto3's over HTTP (an endpoint of another process, AWS
+# in the rehearsal) and moto's own in this process (the local stack's).
+POLLERS = ("http", "in-process")
+
+
+def poller(kind: str, stack: Stack, region: str) -> Any:
+    return stack.sqs if kind == "http" else PollerSQS(region)
 
 
 def environment_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -59,7 +69,10 @@ def _event(*bodies: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_partial_batch_failures_are_retried_then_redriven_to_the_dlq(settings: Settings) -> None:
+@pytest.mark.parametrize("kind", POLLERS)
+def test_partial_batch_failures_are_retried_then_redriven_to_the_dlq(
+    settings: Settings, kind: str
+) -> None:
     stack = create_stack(settings, create_bucket=False)
     sqs = stack.sqs
     url, arn = stack.queue_urls["completion"], stack.queue_arns["completion"]
@@ -86,7 +99,7 @@ def test_partial_batch_failures_are_retried_then_redriven_to_the_dlq(settings: S
                 failures.append({"itemIdentifier": record["messageId"]})
         return {"batchItemFailures": failures}
 
-    dispatcher = Dispatcher(sqs, settings.region, wait_s=0)
+    dispatcher = Dispatcher(poller(kind, stack, settings.region), settings.region, wait_s=0)
     rounds = [dispatcher.poll_once("test", url, arn, handler) for _ in range(4)]
     assert sorted(set(seen)) == [0, 1, 2, 3]
     assert seen.count(3) == 2  # delivered maxReceiveCount times, then moved
@@ -126,7 +139,8 @@ def test_without_report_batch_item_failures_a_reply_fails_no_record(settings: Se
     assert dispatcher.poll_once("t", url, arn, fail_all) == 0  # nothing left
 
 
-def test_a_batching_window_gathers_a_fuller_batch(settings: Settings) -> None:
+@pytest.mark.parametrize("kind", POLLERS)
+def test_a_batching_window_gathers_a_fuller_batch(settings: Settings, kind: str) -> None:
     """A message sent after the first receive joins the batch while the window is open."""
     stack = create_stack(settings, create_bucket=False)
     url, arn = stack.queue_urls["ingest"], stack.queue_arns["ingest"]
@@ -140,13 +154,16 @@ def test_a_batching_window_gathers_a_fuller_batch(settings: Settings) -> None:
         0.3, stack.sqs.send_message, kwargs={"QueueUrl": url, "MessageBody": "{}"}
     )
     later.start()
-    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=0)
+    dispatcher = Dispatcher(poller(kind, stack, settings.region), settings.region, wait_s=0)
     handled = dispatcher.poll_once("t", url, arn, handler, 2, batching_window_s=10)
     later.join()
     assert (handled, batches) == (2, [2])
 
 
-def test_a_backlog_is_handled_by_concurrent_batches_of_at_most_ten(settings: Settings) -> None:
+@pytest.mark.parametrize("kind", POLLERS)
+def test_a_backlog_is_handled_by_concurrent_batches_of_at_most_ten(
+    settings: Settings, kind: str
+) -> None:
     stack = create_stack(settings, create_bucket=False)
     url, arn = stack.queue_urls["ingest"], stack.queue_arns["ingest"]
     for start in range(0, 60, 10):
@@ -174,7 +191,7 @@ def test_a_backlog_is_handled_by_concurrent_batches_of_at_most_ten(settings: Set
             handled.extend(json.loads(r["body"])["n"] for r in records)
         return {"batchItemFailures": []}
 
-    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=1)
+    dispatcher = Dispatcher(poller(kind, stack, settings.region), settings.region, wait_s=1)
     dispatcher.add("splitter", url, arn, handler, concurrency=3)
     dispatcher.start()
     try:
@@ -217,7 +234,10 @@ def test_an_idle_queue_keeps_one_poller(settings: Settings) -> None:
     assert dispatcher.stats()["completion"].pollers == 1  # no full batch, no scale-up
 
 
-def test_a_stop_ends_the_long_polls_of_its_pollers(moto_server, settings: Settings) -> None:
+@pytest.mark.parametrize("kind", POLLERS)
+def test_a_stop_ends_the_long_polls_of_its_pollers(
+    moto_server, settings: Settings, kind: str
+) -> None:
     """Pollers in 20 s long polls (as Lambda's) stop at once: the server releases them."""
     stack = create_stack(settings, create_bucket=False)
     url, arn = stack.queue_urls["completion"], stack.queue_arns["completion"]
@@ -225,7 +245,8 @@ def test_a_stop_ends_the_long_polls_of_its_pollers(moto_server, settings: Settin
     def release(urls: list[str]) -> None:
         moto_server.release_polls(settings.region, urls)
 
-    dispatcher = Dispatcher(stack.sqs, settings.region, wait_s=20, release=release)
+    sqs = poller(kind, stack, settings.region)
+    dispatcher = Dispatcher(sqs, settings.region, wait_s=20, release=release)
     dispatcher.add("completion", url, arn, lambda e, c: None)
     dispatcher.start()
     time.sleep(0.5)  # its first poll in flight: nothing of it to await
