@@ -19,18 +19,6 @@ from typing import Any
 import moto.sqs.models
 from moto.sqs.models import Message, SQSBackend
 
-# The system attributes moto's ReceiveMessage answers with, in its order.
-_SYSTEM_ATTRIBUTES = (
-    "AWSTraceHeader",
-    "ApproximateFirstReceiveTimestamp",
-    "ApproximateReceiveCount",
-    "MessageDeduplicationId",
-    "MessageGroupId",
-    "SenderId",
-    "SentTimestamp",
-    "SequenceNumber",
-)
-
 
 class PollerSQS:
     """``receive_message`` and ``delete_message_batch`` of a boto3 SQS client, for queues of
@@ -60,12 +48,8 @@ class PollerSQS:
             int(backend.get_queue(name).visibility_timeout),  # type: ignore[attr-defined]
             list(MessageAttributeNames),
         )
-        wanted = [
-            a
-            for a in _SYSTEM_ATTRIBUTES
-            if "All" in MessageSystemAttributeNames or a in MessageSystemAttributeNames
-        ]
-        return {"Messages": [_received(m, wanted) for m in messages]} if messages else {}
+        names = set(MessageSystemAttributeNames)
+        return {"Messages": [_received(m, names) for m in messages]} if messages else {}
 
     def delete_message_batch(
         self, *, QueueUrl: str, Entries: Iterable[Mapping[str, str]]
@@ -75,8 +59,9 @@ class PollerSQS:
         return {"Successful": [{"Id": i} for i in deleted], "Failed": failed}
 
 
-def _received(message: Message, wanted: Sequence[str]) -> dict[str, Any]:
-    """One message of ReceiveMessage's reply, as moto writes it and botocore reads it back."""
+def _received(message: Message, names: set[str]) -> dict[str, Any]:
+    """One message of ReceiveMessage's reply, as moto writes it and botocore reads it back,
+    with the system attributes ``names`` asks for ("All": every one moto answers with)."""
     received: dict[str, Any] = {
         "MessageId": message.id,
         "ReceiptHandle": message.receipt_handle,
@@ -87,7 +72,7 @@ def _received(message: Message, wanted: Sequence[str]) -> dict[str, Any]:
         received["MessageAttributes"] = message.message_attributes
         received["MD5OfMessageAttributes"] = message.attribute_md5
     trace = (message.system_attributes or {}).get("AWSTraceHeader", {}).get("StringValue")
-    values = {
+    values = {  # every system attribute moto answers with, in its order
         "AWSTraceHeader": trace,
         "ApproximateFirstReceiveTimestamp": str(message.approximate_first_receive_timestamp),
         "ApproximateReceiveCount": str(message.approximate_receive_count),
@@ -97,7 +82,7 @@ def _received(message: Message, wanted: Sequence[str]) -> dict[str, Any]:
         "SentTimestamp": str(message.sent_timestamp),
         "SequenceNumber": message.sequence_number,
     }
-    attributes = {a: values[a] for a in wanted if values[a] is not None}
-    if wanted:
-        received["Attributes"] = attributes
+    wanted = {a: v for a, v in values.items() if "All" in names or a in names}
+    if wanted:  # moto leaves the ones a message does not have out, not the field
+        received["Attributes"] = {a: v for a, v in wanted.items() if v is not None}
     return received
