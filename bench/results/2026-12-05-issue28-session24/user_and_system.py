@@ -4,8 +4,8 @@ role: is the kernel (page faults of fresh buffers, socket calls) a share worth c
     PYTHONPATH=. .venv/bin/python bench/results/2026-12-05-issue28-session24/user_and_system.py \
         /work/shared/corpus/real --rounds 2
 
-One stack (moto, the Lambda environments, ``python -m runner`` with 2 workers), one warm-up
-round, then each round of every document at once, read with psutil (``cpu_times``) and
+One warmed-up stack (bench.pipeline.warm: moto, the Lambda environments, ``python -m runner``
+with 2 workers), then each round of every document at once, read with psutil (``cpu_times``) and
 /proc/PID/stat (``minflt``) for this process and every descendant, by the bench's roles
 (bench.pipeline.sampling.role_of). Prints one JSON line a round: role -> [user s, system s,
 minor faults]. The harness's line holds the bench's own threads too.
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -25,10 +24,7 @@ from bench.pipeline.config import BenchConfig
 from bench.pipeline.documents import collect_documents
 from bench.pipeline.jobs import await_jobs, submit
 from bench.pipeline.sampling import role_of
-from embedded.pipeline import LocalPipeline
-from embedded.server import MotoServer
-from pagefleet.settings import load_settings
-from pagefleet.storage import Bucket
+from bench.pipeline.warm import warm_stack
 
 
 def _minor_faults(pid: int) -> int:
@@ -58,16 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     config = BenchConfig(inputs=args.inputs)
     docs = collect_documents(config)
-    server = MotoServer()
-    server.start()
-    name = f"usersys-{int(time.time())}"
-    settings = load_settings(endpoint_url=server.url, bucket=name, queue_prefix=name, workers=2)
-    pipeline = LocalPipeline(settings, workers=2, server=server)
-    stack = pipeline.start()
-    try:
-        pipeline.wait_ready(2)
-        bucket = Bucket(stack.s3, pipeline.settings.bucket)
-        await_jobs(bucket, submit(bucket, "warmup", docs), config.timeout_s)
+    with warm_stack(docs, "usersys", timeout_s=config.timeout_s) as (bucket, _):
         harness = psutil.Process().pid
         for index in range(args.rounds):
             before = _snapshot(harness)
@@ -78,9 +65,6 @@ def main() -> None:
                 was = before.get(role, [0.0] * 3)
                 spent[role] = [round(a - b, 3) for a, b in zip(now, was, strict=True)]
             print(json.dumps(spent), flush=True)
-    finally:
-        pipeline.stop()
-        server.stop()
 
 
 if __name__ == "__main__":
